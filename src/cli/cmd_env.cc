@@ -1,0 +1,12 @@
+// PLACEHOLDER (skeleton): replaced by the real command before landing.
+#include "cli/command.h"
+
+namespace ptxb::cli {
+
+CommandSpec make_env_command() {
+  return {"env", "(placeholder)", [](CLI::App&, const GlobalOptions&) -> CommandBody {
+            return []() -> Result<int> { return make_error("todo", "not implemented"); };
+          }};
+}
+
+}  // namespace ptxb::cli

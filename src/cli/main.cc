@@ -1,0 +1,54 @@
+// `ptxbench`: the command-line front end. Exit codes: 0 success, 1 failure (one-line error on
+// stderr), 2 usage error (CLI11 prints what was wrong and how to get help).
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "cli/command.h"
+#include "core/strings.h"
+
+int main(int argc, char** argv) {
+  using namespace ptxb::cli;
+  CLI::App app{
+      "PTXBench: benchmark and adapt LLMs for GPU kernels written with architecture-specific PTX\n"
+      "(wgmma, TMA, tcgen05). Each kernel is judged on three separate axes: correctness, target\n"
+      "instructions executed at run time, and speed against cuBLAS/cuDNN.",
+      "ptxbench"};
+  app.set_version_flag("--version", std::string(PTXB_VERSION));
+  app.require_subcommand(1);
+  app.footer(
+      "Run `ptxbench <command> --help` for a command's options. Docs: docs/cli.md.\n"
+      "Environment: PTXBENCH_TASKS_DIR adds task sets (colon-separated), like --tasks-dir.");
+
+  GlobalOptions globals;
+  app.add_option("--tasks-dir", globals.tasks_dirs,
+                 "Extra FlashInfer-Trace task set (folder with tasks.json, definitions/, "
+                 "workloads/); repeatable")
+      ->check(CLI::ExistingDirectory);
+
+  std::map<CLI::App*, CommandBody> bodies;
+  std::vector<std::pair<CLI::App*, const CommandSpec*>> pending;
+  for (const auto& spec : command_table()) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
+    pending.emplace_back(sub, &spec);
+  }
+  for (auto& [sub, spec] : pending) bodies[sub] = spec->setup(*sub, globals);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (const char* env = std::getenv("PTXBENCH_TASKS_DIR"); env && *env) {
+    for (const auto& dir : ptxb::split(env, ':'))
+      if (!dir.empty()) globals.tasks_dirs.push_back(dir);
+  }
+  for (auto& [sub, body] : bodies) {
+    if (!sub->parsed()) continue;
+    // A subcommand that itself has subcommands (e.g. `tasks`) needs one of them.
+    auto result = body();
+    if (!result.ok()) return report_error(result.error());
+    return result.value();
+  }
+  return 2;
+}

@@ -1,0 +1,136 @@
+#include "core/fs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace ptxb {
+namespace stdfs = std::filesystem;
+
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    return make_error("io", "{}: cannot open: {}", path, std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) return make_error("io", "{}: is a directory, expected a file", path);
+  if (static_cast<std::size_t>(info.st_size) > max_bytes)
+    return make_error("io", "{}: file is {} bytes, larger than the limit of {} bytes", path,
+                      static_cast<long long>(info.st_size), max_bytes);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error("io", "{}: cannot open: {}", path, std::strerror(errno));
+  std::string contents;
+  contents.resize(static_cast<std::size_t>(info.st_size));
+  in.read(contents.data(), static_cast<std::streamsize>(contents.size()));
+  contents.resize(static_cast<std::size_t>(in.gcount()));
+  // The file may have grown between stat and read; one more byte means it is over the cap.
+  if (in.peek() != std::char_traits<char>::eof())
+    return make_error("io", "{}: file grew while reading, larger than the limit of {} bytes", path,
+                      max_bytes);
+  return contents;
+}
+
+Status write_file_atomic(const std::string& path, const std::string& contents) {
+  const stdfs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) stdfs::create_directories(target.parent_path(), ec);
+  std::string temp = path + ".tmp-XXXXXX";
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) return make_error("io", "{}: cannot create temporary file: {}", path, std::strerror(errno));
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int saved = errno;
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return make_error("io", "{}: write failed: {}", path, std::strerror(saved));
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(temp.c_str());
+    return make_error("io", "{}: rename failed: {}", path, std::strerror(saved));
+  }
+  return ok_status();
+}
+
+Status make_directories(const std::string& path) {
+  std::error_code ec;
+  stdfs::create_directories(path, ec);
+  if (ec) return make_error("io", "{}: cannot create directory: {}", path, ec.message());
+  return ok_status();
+}
+
+Result<std::string> make_temp_directory(const std::string& prefix, const std::string& parent) {
+  std::string base = parent;
+  if (base.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    base = (tmp && *tmp) ? tmp : "/tmp";
+  }
+  PTXB_RETURN_IF_ERROR(make_directories(base));
+  std::string templ = base + "/" + prefix + "-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr)
+    return make_error("io", "{}: cannot create temporary directory: {}", templ, std::strerror(errno));
+  return templ;
+}
+
+void remove_tree(const std::string& path) {
+  std::error_code ec;
+  stdfs::remove_all(path, ec);
+}
+
+bool path_exists(const std::string& path) {
+  std::error_code ec;
+  return stdfs::exists(path, ec);
+}
+
+bool is_directory(const std::string& path) {
+  std::error_code ec;
+  return stdfs::is_directory(path, ec);
+}
+
+Result<std::vector<std::string>> list_files(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (auto it = stdfs::directory_iterator(dir, ec); !ec && it != stdfs::directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file()) files.push_back(it->path().string());
+  }
+  if (ec) return make_error("io", "{}: cannot list directory: {}", dir, ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<std::vector<std::string>> list_files_recursive(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (auto it = stdfs::recursive_directory_iterator(dir, ec);
+       !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file()) files.push_back(it->path().string());
+  }
+  if (ec) return make_error("io", "{}: cannot list directory: {}", dir, ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string canonical_path(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) return path;
+  std::string out(resolved);
+  std::free(resolved);
+  return out;
+}
+
+}  // namespace ptxb

@@ -1,0 +1,26 @@
+// Small string helpers shared by parsers and renderers.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxb {
+
+std::vector<std::string> split(std::string_view text, char separator);
+std::vector<std::string> split_lines(std::string_view text);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+std::string trim(std::string_view text);
+bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
+bool contains(std::string_view text, std::string_view needle);
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+std::string to_lower(std::string_view text);
+
+// "SIGSEGV" for 11, "signal 99" for unknown numbers.
+std::string signal_name(int signal_number);
+
+// Keeps the first `max_bytes` bytes of `text` and appends a note with the dropped size.
+std::string cap_text(std::string_view text, std::size_t max_bytes);
+
+}  // namespace ptxb
