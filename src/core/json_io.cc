@@ -32,7 +32,7 @@ std::string find_utf8_error(std::string_view text) {
     for (std::size_t k = 1; k < length; ++k) {
       const auto next = static_cast<unsigned char>(text[i + k]);
       if ((next & 0xC0) != 0x80)
-        return fmt::format("invalid UTF-8 continuation byte 0x{:02x} at byte offset {}", next, i + k);
+        return fmt::format("invalid UTF-8 sequence at byte offset {} (byte 0x{:02x} is not a continuation byte)", i, next);
       code_point = (code_point << 6) | (next & 0x3F);
     }
     // Overlong encodings and surrogates are invalid UTF-8 (RFC 3629 §3).

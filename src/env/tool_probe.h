@@ -1,0 +1,30 @@
+// Finding external tools (nvcc, ptxas, cuobjdump, nvdisasm, ncu, compute-sanitizer) and their
+// versions. Search order: $PATH, then the CUDA toolkit's bin/, then the PyPI wheels that
+// scripts/setup.sh installs under .deps/py, then Nsight Compute's default install folders.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/process.h"
+
+namespace ptxb {
+
+struct ToolInfo {
+  std::string name;
+  bool found = false;
+  std::string path;
+  std::string version;  // the tool's own version line, e.g. "Cuda compilation tools, release 13.0, V13.0.88"
+  std::string install_hint;  // shown when missing
+  Json to_json() const;
+};
+
+// Folders searched after $PATH.
+std::vector<std::string> default_tool_dirs();
+
+// Locates `name` and runs `name --version` (5 s limit) through `runner`.
+ToolInfo probe_tool(const std::string& name, ProcessRunner& runner,
+                    const std::vector<std::string>& extra_dirs = default_tool_dirs());
+
+}  // namespace ptxb
