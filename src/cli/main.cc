@@ -34,10 +34,26 @@ int main(int argc, char** argv) {
   }
   for (auto& [sub, spec] : pending) bodies[sub] = spec->setup(*sub, globals);
 
+  // An unknown first word is the most common slip; name it and list the commands.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto& spec : command_table()) {
+      known |= spec.name == argv[1];
+      names += (names.empty() ? "" : ", ") + spec.name;
+    }
+    if (!known) {
+      std::cerr << "ptxbench: error: unknown command '" << argv[1] << "' (commands: " << names
+                << "; see ptxbench --help)" << std::endl;
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with exit code 0 in CLI11; every real usage error is 2.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   }
   if (const char* env = std::getenv("PTXBENCH_TASKS_DIR"); env && *env) {
     for (const auto& dir : ptxb::split(env, ':'))

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Copies the binaries the H200 needs into .devcarry/ (git-ignored) so the device tool can carry
+# them (`carry: [".devcarry"]`) and scripts/gpu_check.sh runs them without a rebuild there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf .devcarry && mkdir -p .devcarry/bin
+for f in build/ptxbench build/ptxbench-runner build/ptxbench_gpu_tests build/ptxbench_tests build/bench/*; do
+  [[ -f "$f" && -x "$f" ]] && cp "$f" .devcarry/bin/
+done
+pwd >.devcarry/source_dir
+strip --strip-debug .devcarry/bin/* 2>/dev/null || true
+du -sh .devcarry
