@@ -140,20 +140,20 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
   ptxb::named_barrier_arrive(1, 64);
   ptxb::named_barrier_sync(1, 64);
   uint16_t* row = tile + (threadIdx.x % 32) * 64;
-  uint32_t r1[1], r2[2], r4[4];
+  uint32_t r1[1], r2[2], r4[4], t1[1], t2[2], t4[4];  // all used: ptxas drops dead loads
   ptxb::ldmatrix_x1(r1, row);
   ptxb::ldmatrix_x2(r2, row);
   ptxb::ldmatrix_x4(r4, row);
-  ptxb::ldmatrix_x1<true>(r1, row);
-  ptxb::ldmatrix_x2<true>(r2, row);
-  ptxb::ldmatrix_x4<true>(r4, row);
+  ptxb::ldmatrix_x1<true>(t1, row);
+  ptxb::ldmatrix_x2<true>(t2, row);
+  ptxb::ldmatrix_x4<true>(t4, row);
   __syncwarp();
   ptxb::stmatrix_x1(row, r1);
-  ptxb::stmatrix_x2(row, r2);
-  ptxb::stmatrix_x4(row, r4);
-  ptxb::stmatrix_x1<true>(row, r1);
-  ptxb::stmatrix_x2<true>(row, r2);
-  ptxb::stmatrix_x4<true>(row, r4);
+  ptxb::stmatrix_x2(row + 8, r2);
+  ptxb::stmatrix_x4(row + 16, r4);
+  ptxb::stmatrix_x1<true>(row + 24, t1);
+  ptxb::stmatrix_x2<true>(row + 32, t2);
+  ptxb::stmatrix_x4<true>(row + 40, t4);
   out[8 + threadIdx.x] = ptxb::exp2_approx(out[threadIdx.x]) +
                          static_cast<float>(ptxb::pack_bf16x2(out[1], out[2]));
   ptxb::cluster_arrive_relaxed();
