@@ -43,8 +43,10 @@ void compile_and_disassemble(const std::string& source, const std::string& genco
   ASSERT_TRUE(dir.ok()) << dir.error().message;
   const std::string object = *dir + "/unit.o";
   std::vector<std::string> argv = {nvcc, "-std=c++17", "-gencode", gencode, "-Xptxas", "-v"};
-  for (const auto& include : include_dirs) argv.push_back("-I" + std::string(PTXB_SOURCE_DIR) + "/" + include);
-  argv.insert(argv.end(), {"-c", std::string(PTXB_TESTDATA_DIR) + "/packs/" + source, "-o", object});
+  for (const auto& include : include_dirs)
+    argv.push_back("-I" + std::string(PTXB_SOURCE_DIR) + "/" + include);
+  argv.insert(argv.end(),
+              {"-c", std::string(PTXB_TESTDATA_DIR) + "/packs/" + source, "-o", object});
   ProcessSpec compile{argv};
   compile.timeout = std::chrono::minutes(10);
   auto compiled = SystemProcessRunner().run(compile);
@@ -89,19 +91,33 @@ TEST(PackWrappersCompile, HopperEveryWrapperLowersToItsSassFamily) {
     opcodes.push_back("UTMAREDG." + rank + ".ADD");
     opcodes.push_back("UTMAPF.L2." + rank);
   }
-  opcodes.insert(opcodes.end(),
-                 {"UBLKCP.S.G", "UTMACCTL.PF",                   // bulk copy, prefetch.tensormap
-                  "SYNCS.EXCH.64", "SYNCS.ARRIVE.TRANS64",         // mbarrier init, arrive(+tx)
-                  "SYNCS.PHASECHK.TRANS64.TRYWAIT",                // try_wait.parity
-                  "USETMAXREG.DEALLOC.CTAPOOL 0x28",               // setmaxnreg.dec 40
-                  "USETMAXREG.TRY_ALLOC.CTAPOOL",                  // setmaxnreg.inc ...
-                  ", 0xe8",                                        // ... 232
-                  "UCGABAR_ARV", "UCGABAR_WAIT",                   // barrier.cluster
-                  "BAR.ARV", "BAR.SYNC", "ELECT",                  // named barriers, elect.sync
-                  "LDSM.16.M88 ", "LDSM.16.M88.2", "LDSM.16.M88.4", "LDSM.16.MT88 ",
-                  "LDSM.16.MT88.2", "LDSM.16.MT88.4", "STSM.16.M88 ", "STSM.16.M88.2",
-                  "STSM.16.M88.4", "STSM.16.MT88 ", "STSM.16.MT88.2", "STSM.16.MT88.4",
-                  "MUFU.EX2", "F2FP.BF16.F32.PACK_AB"});
+  opcodes.insert(opcodes.end(), {"UBLKCP.S.G",
+                                 "UTMACCTL.PF",  // bulk copy, prefetch.tensormap
+                                 "SYNCS.EXCH.64",
+                                 "SYNCS.ARRIVE.TRANS64",             // mbarrier init, arrive(+tx)
+                                 "SYNCS.PHASECHK.TRANS64.TRYWAIT",   // try_wait.parity
+                                 "USETMAXREG.DEALLOC.CTAPOOL 0x28",  // setmaxnreg.dec 40
+                                 "USETMAXREG.TRY_ALLOC.CTAPOOL",     // setmaxnreg.inc ...
+                                 ", 0xe8",                           // ... 232
+                                 "UCGABAR_ARV",
+                                 "UCGABAR_WAIT",  // barrier.cluster
+                                 "BAR.ARV",
+                                 "BAR.SYNC",
+                                 "ELECT",  // named barriers, elect.sync
+                                 "LDSM.16.M88 ",
+                                 "LDSM.16.M88.2",
+                                 "LDSM.16.M88.4",
+                                 "LDSM.16.MT88 ",
+                                 "LDSM.16.MT88.2",
+                                 "LDSM.16.MT88.4",
+                                 "STSM.16.M88 ",
+                                 "STSM.16.M88.2",
+                                 "STSM.16.M88.4",
+                                 "STSM.16.MT88 ",
+                                 "STSM.16.MT88.2",
+                                 "STSM.16.MT88.4",
+                                 "MUFU.EX2",
+                                 "F2FP.BF16.F32.PACK_AB"});
   expect_opcodes(unit.sass, opcodes);
 }
 
@@ -111,13 +127,18 @@ TEST(PackWrappersCompile, BlackwellEveryWrapperLowersToUtcLdtmSttm) {
                           {"packs/hopper/include", "packs/blackwell/include"}, &unit);
   if (HasFatalFailure() || IsSkipped()) return;
   EXPECT_EQ(unit.ptxas_log.find("warning"), std::string::npos) << unit.ptxas_log;
-  std::vector<std::string> opcodes = {
-      "UTCHMMA ",                 // tcgen05.mma.cta_group::1.kind::f16
-      "UTCHMMA.2CTA",             // tcgen05.mma.cta_group::2.kind::f16
-      "UTCBAR ", "UTCBAR.MULTICAST", "UTCBAR.2CTA ", "UTCBAR.2CTA.MULTICAST",  // tcgen05.commit
-      "UTCCP.T.S ", "UTCCP.T.S.2CTA",  // tcgen05.cp
-      "UTCATOMSWS.FIND_AND_SET.ALIGN", "UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN",  // tcgen05.alloc
-      "USETMAXREG.DEALLOC.CTAPOOL", "USETMAXREG.TRY_ALLOC.CTAPOOL"};
+  std::vector<std::string> opcodes = {"UTCHMMA ",      // tcgen05.mma.cta_group::1.kind::f16
+                                      "UTCHMMA.2CTA",  // tcgen05.mma.cta_group::2.kind::f16
+                                      "UTCBAR ",
+                                      "UTCBAR.MULTICAST",
+                                      "UTCBAR.2CTA ",
+                                      "UTCBAR.2CTA.MULTICAST",  // tcgen05.commit
+                                      "UTCCP.T.S ",
+                                      "UTCCP.T.S.2CTA",  // tcgen05.cp
+                                      "UTCATOMSWS.FIND_AND_SET.ALIGN",
+                                      "UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN",  // tcgen05.alloc
+                                      "USETMAXREG.DEALLOC.CTAPOOL",
+                                      "USETMAXREG.TRY_ALLOC.CTAPOOL"};
   for (const char* num : {"", ".x2", ".x4", ".x8", ".x16", ".x32", ".x64", ".x128"}) {
     opcodes.push_back(std::string("LDTM") + num + " ");
     opcodes.push_back(std::string("STTM") + num + " ");
