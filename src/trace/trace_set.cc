@@ -14,10 +14,13 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
+// How a file is named in findings: the root as the user gave it plus the path inside the set,
+// so the name can be pasted into an editor from wherever the command ran.
 std::string relative_to(const std::string& path, const std::string& root) {
   std::error_code ec;
   auto relative = stdfs::relative(path, root, ec);
-  return ec || relative.empty() ? path : relative.string();
+  if (ec || relative.empty()) return path;
+  return (stdfs::path(root) / relative).lexically_normal().string();
 }
 
 void load_definitions(const std::string& root, TraceSet& set, Diagnostics& diagnostics) {

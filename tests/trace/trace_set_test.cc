@@ -75,8 +75,10 @@ TEST(TraceSet, MissingDefinitionsFolder) {
 TEST(TraceSet, UnboundVarAxisInSet) {
   TraceSetLoad load = load_trace_set(kTestdata + "/invalid/unbound_var_axis");
   EXPECT_EQ(load.diagnostics.to_error().message,
-            "workloads/gemm/gemm_n256_k128.jsonl:1: $.workload.axes: var axis 'M' of definition "
-            "'gemm_n256_k128' has no value");
+            kTestdata +
+                "/invalid/unbound_var_axis/workloads/gemm/gemm_n256_k128.jsonl:1: $.workload.axes: "
+                "var axis 'M' of definition "
+                "'gemm_n256_k128' has no value");
 }
 
 TEST(TraceFile, DetectsKinds) {
