@@ -1,6 +1,7 @@
 #include "packs/pack_library.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/fs.h"
 #include "core/strings.h"
@@ -45,6 +46,11 @@ std::string ensure_trailing_newline(std::string text) {
 }
 
 }  // namespace
+
+std::string default_packs_dir() {
+  if (const char* env = std::getenv("PTXBENCH_PACKS_DIR"); env && *env) return env;
+  return std::string(PTXB_SOURCE_DIR) + "/packs";
+}
 
 Result<PackLibrary> PackLibrary::load(const std::string& packs_dir) {
   const std::string path = packs_dir + "/variants.json";
