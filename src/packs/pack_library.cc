@@ -45,6 +45,18 @@ std::string ensure_trailing_newline(std::string text) {
   return text;
 }
 
+// The quoted includes of a header ("ptxb/hopper/common.cuh"), in order of appearance.
+std::vector<std::string> quoted_includes(const std::string& source) {
+  std::vector<std::string> includes;
+  for (const auto& raw_line : split_lines(source)) {
+    const std::string line = trim(raw_line);
+    if (!starts_with(line, "#include \"")) continue;
+    const auto close = line.find('"', 10);
+    if (close != std::string::npos) includes.push_back(line.substr(10, close - 10));
+  }
+  return includes;
+}
+
 }  // namespace
 
 std::string default_packs_dir() {
@@ -206,27 +218,71 @@ Result<ComposedFragment> PackLibrary::render_fragment(const FragmentSpec& fragme
     composed.sources.push_back(pack.pack + "/" + fragment.file);
   }
   if (!fragment.headers_dir.empty()) {
-    // The wrapper headers go in verbatim: the model sees exactly the code it may #include.
-    const std::string dir = pack_dir + "/" + fragment.headers_dir;
-    std::vector<std::string> headers;
-    if (is_directory(dir)) {
-      PTXB_ASSIGN_OR_RETURN(auto files, list_files_recursive(dir));
-      for (const auto& file : files)
-        if (ends_with(file, ".cuh")) headers.push_back(file);
-    }
-    if (headers.empty())
-      warnings.push_back(fmt::format("fragment \"{}\": no *.cuh wrapper headers under {}",
-                                     fragment.name, dir));
-    for (const auto& header : headers) {
-      PTXB_ASSIGN_OR_RETURN(std::string body, read_file(header, kMaxFragmentBytes));
-      std::string relative = header.substr(dir.size() + 1);
-      text += fmt::format("\n### `{}`\n\n```cuda\n{}```\n", relative,
-                          ensure_trailing_newline(std::move(body)));
-      composed.sources.push_back(pack.pack + "/" + fragment.headers_dir + "/" + relative);
-    }
+    PTXB_RETURN_IF_ERROR(render_headers(fragment, pack, text, composed, warnings));
   }
   composed.bytes = text.size() - start;
   return composed;
+}
+
+Status PackLibrary::render_headers(const FragmentSpec& fragment, const ArchitecturePack& pack,
+                                  std::string& text, ComposedFragment& composed,
+                                  std::vector<std::string>& warnings) const {
+  // The wrapper headers go in verbatim: the model sees exactly the code it may #include. First
+  // every *.cuh of this pack (sorted by path), then the headers of other packs that they include
+  // (a Blackwell header may build on the architecture-neutral Hopper ones), so that every
+  // `#include "ptxb/..."` the model reads resolves to text it was shown.
+  struct Header {
+    std::string pack;      // pack folder it comes from
+    std::string relative;  // include path, e.g. ptxb/hopper/common.cuh
+  };
+  auto include_root = [&](const std::string& pack_name) {
+    return packs_dir_ + "/" + pack_name + "/" + fragment.headers_dir;
+  };
+  std::vector<Header> headers;
+  const std::string own_root = include_root(pack.pack);
+  if (is_directory(own_root)) {
+    PTXB_ASSIGN_OR_RETURN(auto files, list_files_recursive(own_root));
+    for (const auto& file : files)
+      if (ends_with(file, ".cuh")) headers.push_back({pack.pack, file.substr(own_root.size() + 1)});
+  }
+  if (headers.empty()) {
+    warnings.push_back(fmt::format("fragment \"{}\": no *.cuh wrapper headers under {}",
+                                   fragment.name, own_root));
+    return ok_status();
+  }
+  auto known = [&](const std::string& relative) {
+    return std::any_of(headers.begin(), headers.end(),
+                       [&](const Header& h) { return h.relative == relative; });
+  };
+  std::vector<std::string> bodies;
+  for (std::size_t i = 0; i < headers.size(); ++i) {  // grows while cross-pack includes are found
+    const std::string path = include_root(headers[i].pack) + "/" + headers[i].relative;
+    PTXB_ASSIGN_OR_RETURN(std::string body, read_file(path, kMaxFragmentBytes));
+    for (const auto& include : quoted_includes(body)) {
+      if (known(include)) continue;
+      bool found = false;
+      for (const auto& other : architectures_) {
+        if (path_exists(include_root(other.pack) + "/" + include)) {
+          headers.push_back({other.pack, include});
+          found = true;
+          break;
+        }
+      }
+      if (!found)
+        warnings.push_back(fmt::format("{}: #include \"{}\" is in no pack's {} folder",
+                                       headers[i].relative, include, fragment.headers_dir));
+    }
+    bodies.push_back(std::move(body));
+  }
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const Header& header = headers[i];
+    const std::string origin =
+        header.pack == pack.pack ? "" : fmt::format(" (shared with the {} pack)", header.pack);
+    text += fmt::format("\n### `{}`{}\n\n```cuda\n{}```\n", header.relative, origin,
+                        ensure_trailing_newline(std::move(bodies[i])));
+    composed.sources.push_back(header.pack + "/" + fragment.headers_dir + "/" + header.relative);
+  }
+  return ok_status();
 }
 
 Result<ComposedPack> PackLibrary::compose(const std::string& arch, const std::string& tag) const {

@@ -92,6 +92,9 @@ class PackLibrary {
   Result<ComposedFragment> render_fragment(const FragmentSpec& fragment,
                                            const ArchitecturePack& pack, std::string& text,
                                            std::vector<std::string>& warnings) const;
+  Status render_headers(const FragmentSpec& fragment, const ArchitecturePack& pack,
+                        std::string& text, ComposedFragment& composed,
+                        std::vector<std::string>& warnings) const;
 
   std::string packs_dir_;
   std::vector<ArchitecturePack> architectures_;

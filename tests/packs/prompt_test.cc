@@ -156,6 +156,25 @@ TEST(PackComposition, EmptyHeaderFolderIsAWarning) {
   EXPECT_TRUE(contains(wrappers->warnings[0], "no *.cuh wrapper headers"));
 }
 
+TEST(PackComposition, HeadersIncludedFromAnotherPackFollowTheirIncluder) {
+  auto library = library_from(R"({
+    "architectures": {"sm_90a": {"pack": "alpha"}, "sm_101a": {"pack": "gamma"}},
+    "fragments": {"wrappers": {"file": "wrappers.md", "headers": "include"}},
+    "tags": {"w": ["wrappers"]}})");
+  ASSERT_TRUE(library.ok()) << library.error().message;
+  auto pack = library->compose("sm_101a", "w");
+  ASSERT_TRUE(pack.ok()) << pack.error().message;
+  const std::string& text = pack->text;
+  EXPECT_LT(text.find("GAMMA-HEADER"), text.find("ALPHA-HEADER-A"));
+  EXPECT_TRUE(contains(text, "### `ptxb/alpha/a_first.cuh` (shared with the alpha pack)"));
+  EXPECT_FALSE(contains(text, "ALPHA-HEADER-B"));  // not included by gamma: not shown
+  ASSERT_EQ(pack->warnings.size(), 1u);
+  EXPECT_TRUE(contains(pack->warnings[0], "ptxb/gamma/missing.cuh")) << pack->warnings[0];
+  EXPECT_EQ(pack->fragments[0].sources,
+            (std::vector<std::string>{"gamma/wrappers.md", "gamma/include/ptxb/gamma/g.cuh",
+                                      "alpha/include/ptxb/alpha/a_first.cuh"}));
+}
+
 TEST(PackComposition, PathsMayNotLeaveThePack) {
   auto library = library_from(R"({"architectures": {},
     "fragments": {"evil": {"file": "../../etc/passwd"}}, "tags": {}})");
