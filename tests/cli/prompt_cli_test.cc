@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cli/cli_test_util.h"
+#include "cli_test_util.h"
 #include "core/json_io.h"
 #include "core/strings.h"
 
