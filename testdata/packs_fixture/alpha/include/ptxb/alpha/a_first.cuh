@@ -1,0 +1,3 @@
+// ALPHA-HEADER-A
+#pragma once
+__device__ __forceinline__ int alpha_a() { return 1; }
