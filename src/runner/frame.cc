@@ -16,7 +16,8 @@ using Clock = std::chrono::steady_clock;
 std::uint32_t decode_length(const char* header) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(header);
   return static_cast<std::uint32_t>(bytes[0]) | (static_cast<std::uint32_t>(bytes[1]) << 8) |
-         (static_cast<std::uint32_t>(bytes[2]) << 16) | (static_cast<std::uint32_t>(bytes[3]) << 24);
+         (static_cast<std::uint32_t>(bytes[2]) << 16) |
+         (static_cast<std::uint32_t>(bytes[3]) << 24);
 }
 
 Status check_length(std::size_t length, std::size_t max_bytes) {
@@ -34,7 +35,8 @@ Status wait_readable(int fd, std::optional<Clock::time_point> deadline, const ch
     int timeout_ms = -1;
     if (deadline) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
-      if (left.count() <= 0) return make_error(kFrameErrorTimeout, "channel: timed out waiting for {}", what);
+      if (left.count() <= 0)
+        return make_error(kFrameErrorTimeout, "channel: timed out waiting for {}", what);
       timeout_ms = static_cast<int>(std::min<long long>(left.count(), 1 << 30));
     }
     pollfd entry{fd, POLLIN, 0};
@@ -112,18 +114,21 @@ std::size_t FrameDecoder::missing_bytes() const {
 
 Result<std::string> read_frame(int fd, const FrameReadOptions& options) {
   std::optional<Clock::time_point> first_deadline;
-  if (options.first_byte_timeout.count() > 0) first_deadline = Clock::now() + options.first_byte_timeout;
+  if (options.first_byte_timeout.count() > 0)
+    first_deadline = Clock::now() + options.first_byte_timeout;
   char header[kFrameHeaderBytes];
   std::size_t got = 0;
   // The first byte may take arbitrarily long (idle channel); the rest of the frame may not.
   Status first = read_exact(fd, header, 1, first_deadline, "the next message", got);
   if (!first.ok()) return first.error();
   const auto frame_deadline = Clock::now() + options.frame_timeout;
-  Status rest = read_exact(fd, header + 1, kFrameHeaderBytes - 1, frame_deadline, "a frame header", got);
+  Status rest =
+      read_exact(fd, header + 1, kFrameHeaderBytes - 1, frame_deadline, "a frame header", got);
   if (!rest.ok()) {
     if (rest.error().code == kFrameErrorEof) {
-      return make_error(kFrameErrorTruncated, "channel: stream ended inside a frame header ({} of {} bytes)",
-                        1 + got, kFrameHeaderBytes);
+      return make_error(kFrameErrorTruncated,
+                        "channel: stream ended inside a frame header ({} of {} bytes)", 1 + got,
+                        kFrameHeaderBytes);
     }
     return rest.error();
   }
@@ -133,8 +138,9 @@ Result<std::string> read_frame(int fd, const FrameReadOptions& options) {
   Status body = read_exact(fd, payload.data(), length, frame_deadline, "the rest of a frame", got);
   if (!body.ok()) {
     if (body.error().code == kFrameErrorEof) {
-      return make_error(kFrameErrorTruncated, "channel: stream ended inside a frame ({} of {} payload bytes)",
-                        got, length);
+      return make_error(kFrameErrorTruncated,
+                        "channel: stream ended inside a frame ({} of {} payload bytes)", got,
+                        length);
     }
     return body.error();
   }

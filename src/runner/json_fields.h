@@ -32,7 +32,8 @@ inline Result<std::uint64_t> get_u64(const Json& json, const char* key, const st
 inline Result<std::int64_t> get_i64(const Json& json, const char* key, const std::string& what) {
   auto it = json.find(key);
   if (it == json.end()) return make_error("protocol", "{}: missing field '{}'", what, key);
-  if (!it->is_number_integer()) return make_error("protocol", "{}: field '{}' must be an integer", what, key);
+  if (!it->is_number_integer())
+    return make_error("protocol", "{}: field '{}' must be an integer", what, key);
   return it->get<std::int64_t>();
 }
 
@@ -43,13 +44,15 @@ inline Result<std::string> get_string(const Json& json, const char* key, const s
   return it->get<std::string>();
 }
 
-inline Result<bool> get_bool(const Json& json, const char* key, const std::string& what, std::optional<bool> fallback) {
+inline Result<bool> get_bool(const Json& json, const char* key, const std::string& what,
+                             std::optional<bool> fallback) {
   auto it = json.find(key);
   if (it == json.end()) {
     if (fallback) return *fallback;
     return make_error("protocol", "{}: missing field '{}'", what, key);
   }
-  if (!it->is_boolean()) return make_error("protocol", "{}: field '{}' must be a boolean", what, key);
+  if (!it->is_boolean())
+    return make_error("protocol", "{}: field '{}' must be a boolean", what, key);
   return it->get<bool>();
 }
 
@@ -62,7 +65,8 @@ inline Result<const Json*> get_array(const Json& json, const char* key, const st
 
 inline Result<std::uint32_t> get_u32(const Json& json, const char* key, const std::string& what) {
   PTXB_ASSIGN_OR_RETURN(std::uint64_t value, get_u64(json, key, what));
-  if (value > 0xffffffffull) return make_error("protocol", "{}: field '{}' exceeds 32 bits", what, key);
+  if (value > 0xffffffffull)
+    return make_error("protocol", "{}: field '{}' exceeds 32 bits", what, key);
   return static_cast<std::uint32_t>(value);
 }
 
@@ -73,7 +77,8 @@ inline std::optional<std::uint32_t> optional_u32(const Json& json, const char* k
 }
 
 template <typename T, typename Parse>
-inline Result<std::vector<T>> parse_list(const Json& json, const char* key, const std::string& what, Parse parse) {
+inline Result<std::vector<T>> parse_list(const Json& json, const char* key, const std::string& what,
+                                         Parse parse) {
   PTXB_ASSIGN_OR_RETURN(const Json* array, get_array(json, key, what));
   std::vector<T> out;
   out.reserve(array->size());
@@ -91,6 +96,5 @@ Json list_to_json(const std::vector<T>& items) {
   for (const auto& item : items) out.push_back(to_json(item));
   return out;
 }
-
 
 }  // namespace ptxb::protocol_detail

@@ -44,7 +44,8 @@ Result<std::vector<ParamSlot>> parse_param_layout(const std::string& declaration
       slot.value_bytes = sizeof(void*);
     } else {
       slot.value_bytes = abi_value_bytes(slot.type);
-      if (slot.value_bytes == 0) return make_error("abi", "parameter '{}' has unsupported type '{}'", slot.name, slot.type);
+      if (slot.value_bytes == 0)
+        return make_error("abi", "parameter '{}' has unsupported type '{}'", slot.name, slot.type);
     }
     layout.push_back(std::move(slot));
   }
@@ -52,15 +53,18 @@ Result<std::vector<ParamSlot>> parse_param_layout(const std::string& declaration
     return make_error("abi", "the last parameter of '{}' must be a cudaStream_t", declaration);
   }
   for (std::size_t i = 0; i + 1 < layout.size(); ++i) {
-    if (layout[i].is_stream) return make_error("abi", "only the last parameter may be the stream: '{}'", declaration);
+    if (layout[i].is_stream)
+      return make_error("abi", "only the last parameter may be the stream: '{}'", declaration);
   }
   return layout;
 }
 
-Status check_set_against_layout(const std::vector<ParamSlot>& layout, const std::vector<ParamValue>& set) {
+Status check_set_against_layout(const std::vector<ParamSlot>& layout,
+                                const std::vector<ParamValue>& set) {
   if (set.size() + 1 != layout.size()) {
-    return make_error("protocol", "{} parameter values for {} parameters (the stream is supplied by the runner)",
-                      set.size(), layout.size() - 1);
+    return make_error(
+        "protocol", "{} parameter values for {} parameters (the stream is supplied by the runner)",
+        set.size(), layout.size() - 1);
   }
   for (std::size_t i = 0; i < set.size(); ++i) {
     const ParamSlot& slot = layout[i];
@@ -69,8 +73,8 @@ Status check_set_against_layout(const std::vector<ParamSlot>& layout, const std:
                         slot.is_pointer ? "a buffer" : "a by-value scalar");
     }
     if (!slot.is_pointer && set[i].storage.size() != slot.value_bytes) {
-      return make_error("protocol", "parameter {} ('{} {}') needs {} bytes, got {}", i, slot.type, slot.name,
-                        slot.value_bytes, set[i].storage.size());
+      return make_error("protocol", "parameter {} ('{} {}') needs {} bytes, got {}", i, slot.type,
+                        slot.name, slot.value_bytes, set[i].storage.size());
     }
   }
   return ok_status();

@@ -35,6 +35,7 @@ std::size_t abi_value_bytes(const std::string& type);
 
 // A set supplies every parameter except the trailing stream, pointers as buffers and by-value
 // parameters as storage of exactly value_bytes.
-Status check_set_against_layout(const std::vector<ParamSlot>& layout, const std::vector<ParamValue>& set);
+Status check_set_against_layout(const std::vector<ParamSlot>& layout,
+                                const std::vector<ParamValue>& set);
 
 }  // namespace ptxb

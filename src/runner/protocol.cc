@@ -5,7 +5,6 @@
 namespace ptxb {
 using namespace protocol_detail;
 
-
 std::string to_hex(const void* data, std::size_t size) {
   static const char kDigits[] = "0123456789abcdef";
   const auto* bytes = static_cast<const unsigned char*>(data);
@@ -82,15 +81,19 @@ Status check_reply(const Json& reply, const std::string& type, std::uint64_t seq
   PTXB_ASSIGN_OR_RETURN(std::string got_type, get_string(reply, "type", type + " reply"));
   PTXB_ASSIGN_OR_RETURN(std::uint64_t got_seq, get_u64(reply, "seq", type + " reply"));
   if (got_type != type || got_seq != seq) {
-    return make_error("protocol", "reply ({} #{}) does not answer request ({} #{})", got_type, got_seq, type, seq);
+    return make_error("protocol", "reply ({} #{}) does not answer request ({} #{})", got_type,
+                      got_seq, type, seq);
   }
   PTXB_ASSIGN_OR_RETURN(bool ok, get_bool(reply, "ok", type + " reply", std::nullopt));
   if (ok) return ok_status();
   const Json& error = reply.contains("error") ? reply["error"] : Json::object();
   std::string code = error.is_object() && error.contains("code") && error["code"].is_string()
-                         ? error["code"].get<std::string>() : "unknown";
-  std::string message = error.is_object() && error.contains("message") && error["message"].is_string()
-                            ? error["message"].get<std::string>() : "(no message)";
+                         ? error["code"].get<std::string>()
+                         : "unknown";
+  std::string message =
+      error.is_object() && error.contains("message") && error["message"].is_string()
+          ? error["message"].get<std::string>()
+          : "(no message)";
   return Error{"runner: " + type + ": " + message, "runner:" + code};
 }
 
@@ -118,7 +121,8 @@ Result<HelloReply> hello_reply_from_json(const Json& json) {
   HelloReply value;
   PTXB_ASSIGN_OR_RETURN(auto version, get_i64(json, "protocol_version", what));
   if (version != kRunnerProtocolVersion) {
-    return make_error("protocol", "runner speaks protocol {}, supervisor {}", version, kRunnerProtocolVersion);
+    return make_error("protocol", "runner speaks protocol {}, supervisor {}", version,
+                      kRunnerProtocolVersion);
   }
   PTXB_ASSIGN_OR_RETURN(value.pid, get_i64(json, "pid", what));
   PTXB_ASSIGN_OR_RETURN(auto ordinal, get_i64(json, "device_ordinal", what));
@@ -151,22 +155,26 @@ Result<LoadRequest> load_request_from_json(const Json& json) {
   LoadRequest value;
   PTXB_ASSIGN_OR_RETURN(value.so_path, get_string(json, "so_path", what));
   if (value.so_path.empty() || value.so_path[0] != '/') {
-    return make_error("protocol", "{}: so_path must be an absolute path, got '{}'", what, value.so_path);
+    return make_error("protocol", "{}: so_path must be an absolute path, got '{}'", what,
+                      value.so_path);
   }
   PTXB_ASSIGN_OR_RETURN(value.expected_signature, get_string(json, "expected_signature", what));
-  PTXB_ASSIGN_OR_RETURN(value.expected_module_sha256,
-                        parse_list<std::string>(json, "expected_module_sha256", what,
-                                                [](const Json& item) -> Result<std::string> {
-                                                  if (!item.is_string() || item.get<std::string>().size() != 64) {
-                                                    return make_error("protocol", "expected a 64-digit hex SHA-256");
-                                                  }
-                                                  return item.get<std::string>();
-                                                }));
+  PTXB_ASSIGN_OR_RETURN(
+      value.expected_module_sha256,
+      parse_list<std::string>(json, "expected_module_sha256", what,
+                              [](const Json& item) -> Result<std::string> {
+                                if (!item.is_string() || item.get<std::string>().size() != 64) {
+                                  return make_error("protocol", "expected a 64-digit hex SHA-256");
+                                }
+                                return item.get<std::string>();
+                              }));
   return value;
 }
 
 Json to_json(const ModuleInfo& value) {
-  Json json = {{"module_id", value.module_id}, {"sha256", value.sha256}, {"bytes", value.bytes},
+  Json json = {{"module_id", value.module_id},
+               {"sha256", value.sha256},
+               {"bytes", value.bytes},
                {"origin", value.origin}};
   json["expected"] = value.expected ? Json(*value.expected) : Json(nullptr);
   return json;
@@ -194,7 +202,8 @@ Result<LoadReply> load_reply_from_json(const Json& json) {
   PTXB_RETURN_IF_ERROR(require_object(json, what));
   LoadReply value;
   PTXB_ASSIGN_OR_RETURN(value.abi_signature, get_string(json, "abi_signature", what));
-  PTXB_ASSIGN_OR_RETURN(value.modules, parse_list<ModuleInfo>(json, "modules", what, module_info_from_json));
+  PTXB_ASSIGN_OR_RETURN(value.modules,
+                        parse_list<ModuleInfo>(json, "modules", what, module_info_from_json));
   return value;
 }
 

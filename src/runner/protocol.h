@@ -30,11 +30,11 @@ struct HelloReply {
   int device_ordinal = 0;
   std::string device_name;
   std::string pci_bus_id;
-  int cuda_runtime_version = 0;  // cudaRuntimeGetVersion: 13000 = 13.0
-  int cuda_driver_version = 0;   // cudaDriverGetVersion
+  int cuda_runtime_version = 0;     // cudaRuntimeGetVersion: 13000 = 13.0
+  int cuda_driver_version = 0;      // cudaDriverGetVersion
   std::uint32_t cupti_version = 0;  // cuptiGetVersion (API version, e.g. 130001)
   std::int64_t l2_bytes = 0;
-  std::int64_t l2_flush_bytes = 0;  // size of the runner's flush buffer (≥ 2 × L2)
+  std::int64_t l2_flush_bytes = 0;            // size of the runner's flush buffer (≥ 2 × L2)
   std::optional<std::uint32_t> sm_clock_mhz;  // NVML, when libnvidia-ml is loadable
   std::string runner_version;
 };
@@ -50,15 +50,15 @@ struct LoadRequest {
 // A CUDA module seen by the CUPTI resource callback (MODULE_LOADED).
 struct ModuleInfo {
   std::uint32_t module_id = 0;
-  std::string sha256;        // of the cubin bytes CUPTI hands the callback
+  std::string sha256;  // of the cubin bytes CUPTI hands the callback
   std::uint64_t bytes = 0;
-  std::string origin;        // "runner" (harness's own, excluded) or "candidate"
+  std::string origin;            // "runner" (harness's own, excluded) or "candidate"
   std::optional<bool> expected;  // nullopt: no expectation given (check off)
 };
 
 struct LoadReply {
-  std::string abi_signature;           // what ptxbench_abi_signature() returned
-  std::vector<ModuleInfo> modules;     // loaded so far (eager loading, static initialisers)
+  std::string abi_signature;        // what ptxbench_abi_signature() returned
+  std::vector<ModuleInfo> modules;  // loaded so far (eager loading, static initialisers)
 };
 
 // ---- bind ----
@@ -129,16 +129,16 @@ struct CallReply {
   std::uint32_t kernel_count = 0;
   std::uint32_t memcpy_count = 0;
   std::uint32_t memset_count = 0;
-  std::uint32_t expected_stream_id = 0;  // CUPTI id of the runner's stream
+  std::uint32_t expected_stream_id = 0;        // CUPTI id of the runner's stream
   std::vector<ActivityRecord> foreign_stream;  // kernels of this call on another stream
   std::vector<ActivityRecord> out_of_window;   // activity not attributed to this call
   std::vector<ModuleInfo> new_modules;         // loaded since the previous reply
   std::vector<ModuleInfo> unexpected_modules;  // candidate modules not in the expected list
   std::vector<ActivityRecord> activity;        // all of this call's records (collect only)
-  std::uint64_t host_wall_ns = 0;       // runner's clock: push → stream synchronized
-  std::uint64_t host_start_ns = 0;      // CUPTI timestamp at push (same clock as records)
-  std::uint64_t host_end_ns = 0;        // CUPTI timestamp after the stream synchronize
-  std::uint64_t dropped_records = 0;    // CUPTI dropped records so far (non-zero: distrust)
+  std::uint64_t host_wall_ns = 0;              // runner's clock: push → stream synchronized
+  std::uint64_t host_start_ns = 0;             // CUPTI timestamp at push (same clock as records)
+  std::uint64_t host_end_ns = 0;               // CUPTI timestamp after the stream synchronize
+  std::uint64_t dropped_records = 0;           // CUPTI dropped records so far (non-zero: distrust)
   std::optional<std::uint32_t> sm_clock_mhz;
 };
 

@@ -33,14 +33,19 @@ Json to_json(const ParamValue& value) {
 Result<ParamValue> param_value_from_json(const Json& json) {
   const std::string what = "parameter value";
   PTXB_RETURN_IF_ERROR(require_object(json, what));
-  if (json.size() != 1 && !(json.size() == 2 && json.contains("buffer") && json.contains("offset"))) {
-    return make_error("protocol", "{}: expected exactly one of buffer(+offset), i64, i32, f32, bool, raw_hex", what);
+  if (json.size() != 1 &&
+      !(json.size() == 2 && json.contains("buffer") && json.contains("offset"))) {
+    return make_error("protocol",
+                      "{}: expected exactly one of buffer(+offset), i64, i32, f32, bool, raw_hex",
+                      what);
   }
   ParamValue value;
   if (json.contains("buffer")) {
     value.is_buffer = true;
     PTXB_ASSIGN_OR_RETURN(value.buffer, get_u32(json, "buffer", what));
-    if (json.contains("offset")) PTXB_ASSIGN_OR_RETURN(value.offset, get_u64(json, "offset", what));
+    if (json.contains("offset")) {
+      PTXB_ASSIGN_OR_RETURN(value.offset, get_u64(json, "offset", what));
+    }
     return value;
   }
   if (json.contains("i64")) {
@@ -48,7 +53,8 @@ Result<ParamValue> param_value_from_json(const Json& json) {
     value.storage = storage_of<std::int64_t>(v);
   } else if (json.contains("i32")) {
     PTXB_ASSIGN_OR_RETURN(std::int64_t v, get_i64(json, "i32", what));
-    if (v < INT32_MIN || v > INT32_MAX) return make_error("protocol", "{}: i32 {} out of range", what, v);
+    if (v < INT32_MIN || v > INT32_MAX)
+      return make_error("protocol", "{}: i32 {} out of range", what, v);
     value.storage = storage_of<std::int32_t>(static_cast<std::int32_t>(v));
   } else if (json.contains("f32")) {
     if (!json["f32"].is_number()) return make_error("protocol", "{}: f32 must be a number", what);
@@ -63,8 +69,8 @@ Result<ParamValue> param_value_from_json(const Json& json) {
     return make_error("protocol", "{}: unknown kind '{}'", what, json.begin().key());
   }
   if (value.storage.empty() || value.storage.size() > kMaxScalarBytes) {
-    return make_error("protocol", "{}: by-value storage of {} bytes (1..{} allowed)", what, value.storage.size(),
-                      kMaxScalarBytes);
+    return make_error("protocol", "{}: by-value storage of {} bytes (1..{} allowed)", what,
+                      value.storage.size(), kMaxScalarBytes);
   }
   return value;
 }
@@ -72,7 +78,8 @@ Result<ParamValue> param_value_from_json(const Json& json) {
 Json to_json(const BindRequest& value) {
   Json buffers = Json::array();
   for (const auto& buffer : value.buffers) {
-    buffers.push_back({{"ipc_handle", to_hex(buffer.handle.data(), buffer.handle.size())}, {"bytes", buffer.bytes}});
+    buffers.push_back({{"ipc_handle", to_hex(buffer.handle.data(), buffer.handle.size())},
+                       {"bytes", buffer.bytes}});
   }
   Json sets = Json::array();
   for (const auto& set : value.sets) sets.push_back(list_to_json(set));
@@ -83,36 +90,38 @@ Result<BindRequest> bind_request_from_json(const Json& json) {
   const std::string what = "bind request";
   PTXB_RETURN_IF_ERROR(require_object(json, what));
   BindRequest value;
-  PTXB_ASSIGN_OR_RETURN(value.buffers,
-                        parse_list<IpcBuffer>(json, "buffers", what, [](const Json& item) -> Result<IpcBuffer> {
-                          PTXB_RETURN_IF_ERROR(require_object(item, "buffer"));
-                          IpcBuffer buffer;
-                          PTXB_ASSIGN_OR_RETURN(std::string hex, get_string(item, "ipc_handle", "buffer"));
-                          PTXB_ASSIGN_OR_RETURN(std::string raw, from_hex(hex));
-                          if (raw.size() != buffer.handle.size()) {
-                            return make_error("protocol", "ipc_handle has {} bytes, expected {}", raw.size(),
-                                              buffer.handle.size());
-                          }
-                          std::memcpy(buffer.handle.data(), raw.data(), raw.size());
-                          PTXB_ASSIGN_OR_RETURN(buffer.bytes, get_u64(item, "bytes", "buffer"));
-                          return buffer;
-                        }));
+  PTXB_ASSIGN_OR_RETURN(
+      value.buffers,
+      parse_list<IpcBuffer>(json, "buffers", what, [](const Json& item) -> Result<IpcBuffer> {
+        PTXB_RETURN_IF_ERROR(require_object(item, "buffer"));
+        IpcBuffer buffer;
+        PTXB_ASSIGN_OR_RETURN(std::string hex, get_string(item, "ipc_handle", "buffer"));
+        PTXB_ASSIGN_OR_RETURN(std::string raw, from_hex(hex));
+        if (raw.size() != buffer.handle.size()) {
+          return make_error("protocol", "ipc_handle has {} bytes, expected {}", raw.size(),
+                            buffer.handle.size());
+        }
+        std::memcpy(buffer.handle.data(), raw.data(), raw.size());
+        PTXB_ASSIGN_OR_RETURN(buffer.bytes, get_u64(item, "bytes", "buffer"));
+        return buffer;
+      }));
   PTXB_ASSIGN_OR_RETURN(const Json* sets, get_array(json, "sets", what));
   for (std::size_t s = 0; s < sets->size(); ++s) {
     const Json& set = (*sets)[s];
     const std::string set_what = fmt::format("{}.sets[{}]", what, s);
-    if (!set.is_array()) return make_error("protocol", "{}: expected an array of parameter values", set_what);
+    if (!set.is_array())
+      return make_error("protocol", "{}: expected an array of parameter values", set_what);
     std::vector<ParamValue> params;
     for (std::size_t i = 0; i < set.size(); ++i) {
       auto param = param_value_from_json(set[i]);
       if (!param.ok()) return param.error().with_context(fmt::format("{}[{}]", set_what, i));
       if (param->is_buffer && param->buffer >= value.buffers.size()) {
-        return make_error("protocol", "{}[{}]: buffer index {} out of range ({} buffers)", set_what, i,
-                          param->buffer, value.buffers.size());
+        return make_error("protocol", "{}[{}]: buffer index {} out of range ({} buffers)", set_what,
+                          i, param->buffer, value.buffers.size());
       }
       if (param->is_buffer && param->offset > value.buffers[param->buffer].bytes) {
-        return make_error("protocol", "{}[{}]: offset {} beyond buffer {} ({} bytes)", set_what, i, param->offset,
-                          param->buffer, value.buffers[param->buffer].bytes);
+        return make_error("protocol", "{}[{}]: offset {} beyond buffer {} ({} bytes)", set_what, i,
+                          param->offset, param->buffer, value.buffers[param->buffer].bytes);
       }
       params.push_back(std::move(param).value());
     }
@@ -177,7 +186,9 @@ Result<ActivityRecord> activity_record_from_json(const Json& json) {
   PTXB_ASSIGN_OR_RETURN(value.end_ns, get_u64(json, "end_ns", what));
   PTXB_ASSIGN_OR_RETURN(value.bytes, get_u64(json, "bytes", what));
   PTXB_ASSIGN_OR_RETURN(value.attribution, get_string(json, "attribution", what));
-  if (json.contains("relation")) PTXB_ASSIGN_OR_RETURN(value.relation, get_string(json, "relation", what));
+  if (json.contains("relation")) {
+    PTXB_ASSIGN_OR_RETURN(value.relation, get_string(json, "relation", what));
+  }
   return value;
 }
 
@@ -237,19 +248,23 @@ Result<CallReply> call_reply_from_json(const Json& json) {
   PTXB_ASSIGN_OR_RETURN(value.memcpy_count, get_u32(json, "memcpy_count", what));
   PTXB_ASSIGN_OR_RETURN(value.memset_count, get_u32(json, "memset_count", what));
   PTXB_ASSIGN_OR_RETURN(value.expected_stream_id, get_u32(json, "expected_stream_id", what));
-  PTXB_ASSIGN_OR_RETURN(value.foreign_stream,
-                        parse_list<ActivityRecord>(json, "foreign_stream", what, activity_record_from_json));
-  PTXB_ASSIGN_OR_RETURN(value.out_of_window,
-                        parse_list<ActivityRecord>(json, "out_of_window", what, activity_record_from_json));
-  PTXB_ASSIGN_OR_RETURN(value.new_modules, parse_list<ModuleInfo>(json, "new_modules", what, module_info_from_json));
-  PTXB_ASSIGN_OR_RETURN(value.unexpected_modules,
-                        parse_list<ModuleInfo>(json, "unexpected_modules", what, module_info_from_json));
+  PTXB_ASSIGN_OR_RETURN(
+      value.foreign_stream,
+      parse_list<ActivityRecord>(json, "foreign_stream", what, activity_record_from_json));
+  PTXB_ASSIGN_OR_RETURN(value.out_of_window, parse_list<ActivityRecord>(json, "out_of_window", what,
+                                                                        activity_record_from_json));
+  PTXB_ASSIGN_OR_RETURN(value.new_modules,
+                        parse_list<ModuleInfo>(json, "new_modules", what, module_info_from_json));
+  PTXB_ASSIGN_OR_RETURN(
+      value.unexpected_modules,
+      parse_list<ModuleInfo>(json, "unexpected_modules", what, module_info_from_json));
   PTXB_ASSIGN_OR_RETURN(value.host_wall_ns, get_u64(json, "host_wall_ns", what));
   PTXB_ASSIGN_OR_RETURN(value.host_start_ns, get_u64(json, "host_start_ns", what));
   PTXB_ASSIGN_OR_RETURN(value.host_end_ns, get_u64(json, "host_end_ns", what));
   PTXB_ASSIGN_OR_RETURN(value.dropped_records, get_u64(json, "dropped_records", what));
   value.sm_clock_mhz = optional_u32(json, "sm_clock_mhz");
-  PTXB_ASSIGN_OR_RETURN(value.activity, parse_list<ActivityRecord>(json, "activity", what, activity_record_from_json));
+  PTXB_ASSIGN_OR_RETURN(value.activity, parse_list<ActivityRecord>(json, "activity", what,
+                                                                   activity_record_from_json));
   return value;
 }
 

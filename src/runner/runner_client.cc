@@ -33,7 +33,9 @@ void close_from(int first) {
   for (int fd = first; fd < max_fd; ++fd) ::close(fd);
 }
 
-int dup_high(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, 10); }
+int dup_high(int fd) {
+  return ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
 
 }  // namespace
 
@@ -114,7 +116,8 @@ Result<std::unique_ptr<RunnerClient>> RunnerClient::spawn(const RunnerLaunchSpec
   client->pid_ = pid;
   int log_fd = log_pipe[0];
   std::size_t cap = spec.log_cap_bytes;
-  client->log_thread_ = std::thread([raw = client.get(), log_fd, cap] { raw->drain_log(log_fd, cap); });
+  client->log_thread_ =
+      std::thread([raw = client.get(), log_fd, cap] { raw->drain_log(log_fd, cap); });
   return client;
 }
 
@@ -153,7 +156,8 @@ std::string RunnerClient::log() const {
   return log_ + fmt::format("\n[... {} more bytes of runner output dropped]\n", log_dropped_);
 }
 
-Result<Json> RunnerClient::request(const std::string& type, Json body, std::chrono::milliseconds timeout) {
+Result<Json> RunnerClient::request(const std::string& type, Json body,
+                                   std::chrono::milliseconds timeout) {
   if (channel_fd_ < 0) return make_error("runner", "channel closed");
   const std::uint64_t seq = next_seq_++;
   const Json message = make_request(type, seq, std::move(body));
@@ -175,24 +179,26 @@ Result<HelloReply> RunnerClient::hello(std::chrono::milliseconds timeout) {
   return hello_reply_from_json(reply);
 }
 
-Result<LoadReply> RunnerClient::load(const LoadRequest& load_request, std::chrono::milliseconds timeout) {
+Result<LoadReply> RunnerClient::load(const LoadRequest& load_request,
+                                     std::chrono::milliseconds timeout) {
   PTXB_ASSIGN_OR_RETURN(Json reply, request(kMsgLoad, to_json(load_request), timeout));
   return load_reply_from_json(reply);
 }
 
-Result<BindReply> RunnerClient::bind(const BindRequest& bind_request, std::chrono::milliseconds timeout) {
+Result<BindReply> RunnerClient::bind(const BindRequest& bind_request,
+                                     std::chrono::milliseconds timeout) {
   PTXB_ASSIGN_OR_RETURN(Json reply, request(kMsgBind, to_json(bind_request), timeout));
   return bind_reply_from_json(reply);
 }
 
-Result<CallReply> RunnerClient::call(const CallRequest& call_request, std::chrono::milliseconds timeout,
-                                     CallBracket* bracket) {
+Result<CallReply> RunnerClient::call(const CallRequest& call_request,
+                                     std::chrono::milliseconds timeout, CallBracket* bracket) {
   const auto start = Clock::now();
   auto reply = request(kMsgCall, to_json(call_request), timeout);
   const auto end = Clock::now();
   if (bracket != nullptr) {
-    bracket->round_trip_ns =
-        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+    bracket->round_trip_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
   }
   if (!reply.ok()) return reply.error();
   return call_reply_from_json(*reply);
@@ -204,7 +210,8 @@ Status RunnerClient::shutdown(std::chrono::milliseconds timeout) {
     RunnerExit exit = wait(timeout);
     if (!reply.ok()) return reply.error();
     if (!exit.finished || exit.term_signal != 0 || exit.exit_code != 0) {
-      return make_error("runner", "runner did not exit cleanly after shutdown: {}", exit.describe());
+      return make_error("runner", "runner did not exit cleanly after shutdown: {}",
+                        exit.describe());
     }
   }
   if (!reply.ok()) return reply.error();

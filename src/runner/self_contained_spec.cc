@@ -22,7 +22,9 @@ struct SplitMix64 {
     return z ^ (z >> 31);
   }
   // Uniform in (0, 1]: never 0, so log() below is finite.
-  double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * (1.0 / 9007199254740992.0); }
+  double uniform() {
+    return (static_cast<double>(next() >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+  }
 };
 
 std::uint32_t float_bits(float value) {
@@ -35,7 +37,8 @@ std::uint32_t float_bits(float value) {
 
 std::uint16_t float_to_bf16_bits(float value) {
   std::uint32_t bits = float_bits(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // quiet NaN
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<std::uint16_t>((bits >> 16) | 0x40u);  // quiet NaN
   bits += 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<std::uint16_t>(bits >> 16);
 }
@@ -45,7 +48,8 @@ std::uint16_t float_to_f16_bits(float value) {
   const std::uint32_t sign = (bits >> 16) & 0x8000u;
   std::uint32_t mantissa = bits & 0x7fffffu;
   const int exponent = static_cast<int>((bits >> 23) & 0xffu);
-  if (exponent == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+  if (exponent == 0xff)
+    return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
   const int half_exponent = exponent - 127 + 15;
   if (half_exponent >= 0x1f) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow → inf
   if (half_exponent <= 0) {  // subnormal half (or zero)
@@ -60,7 +64,8 @@ std::uint16_t float_to_f16_bits(float value) {
   }
   std::uint32_t half = sign | (static_cast<std::uint32_t>(half_exponent) << 10) | (mantissa >> 13);
   const std::uint32_t remainder = mantissa & 0x1fffu;
-  if (remainder > 0x1000u || (remainder == 0x1000u && (half & 1u))) ++half;  // may carry into inf: correct
+  if (remainder > 0x1000u || (remainder == 0x1000u && (half & 1u)))
+    ++half;  // may carry into inf: correct
   return static_cast<std::uint16_t>(half);
 }
 
@@ -76,8 +81,12 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json) {
   const std::string what = "params json";
   PTXB_RETURN_IF_ERROR(require_object(json, what));
   SelfContainedSpec spec;
-  if (json.contains("signature")) PTXB_ASSIGN_OR_RETURN(spec.signature, get_string(json, "signature", what));
-  if (json.contains("seed")) PTXB_ASSIGN_OR_RETURN(spec.seed, get_u64(json, "seed", what));
+  if (json.contains("signature")) {
+    PTXB_ASSIGN_OR_RETURN(spec.signature, get_string(json, "signature", what));
+  }
+  if (json.contains("seed")) {
+    PTXB_ASSIGN_OR_RETURN(spec.seed, get_u64(json, "seed", what));
+  }
   PTXB_ASSIGN_OR_RETURN(const Json* params, get_array(json, "params", what));
   for (std::size_t i = 0; i < params->size(); ++i) {
     const Json& item = (*params)[i];
@@ -94,27 +103,34 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json) {
       PTXB_RETURN_IF_ERROR(require_object(tensor_json, item_what + ".tensor"));
       TensorSpec tensor;
       PTXB_ASSIGN_OR_RETURN(tensor.dtype, get_string(tensor_json, "dtype", item_what + ".tensor"));
-      PTXB_ASSIGN_OR_RETURN(tensor.elements, get_u64(tensor_json, "elements", item_what + ".tensor"));
+      PTXB_ASSIGN_OR_RETURN(tensor.elements,
+                            get_u64(tensor_json, "elements", item_what + ".tensor"));
       tensor.init = "zeros";
-      if (tensor_json.contains("init")) PTXB_ASSIGN_OR_RETURN(tensor.init, get_string(tensor_json, "init", item_what));
+      if (tensor_json.contains("init")) {
+        PTXB_ASSIGN_OR_RETURN(tensor.init, get_string(tensor_json, "init", item_what));
+      }
       const std::size_t element_bytes = dtype_element_bytes(tensor.dtype);
-      if (element_bytes == 0) return make_error("protocol", "{}: unknown dtype '{}'", item_what, tensor.dtype);
+      if (element_bytes == 0)
+        return make_error("protocol", "{}: unknown dtype '{}'", item_what, tensor.dtype);
       if (tensor.elements == 0 || tensor.elements > kMaxSelfContainedTensorBytes / element_bytes) {
-        return make_error("protocol", "{}: {} elements of {} is outside 1..{} bytes", item_what, tensor.elements,
-                          tensor.dtype, kMaxSelfContainedTensorBytes);
+        return make_error("protocol", "{}: {} elements of {} is outside 1..{} bytes", item_what,
+                          tensor.elements, tensor.dtype, kMaxSelfContainedTensorBytes);
       }
       if (tensor.init != "zeros" && tensor.init != "normal") {
-        return make_error("protocol", "{}: init must be \"normal\" or \"zeros\", got '{}'", item_what, tensor.init);
+        return make_error("protocol", "{}: init must be \"normal\" or \"zeros\", got '{}'",
+                          item_what, tensor.init);
       }
       if (tensor.init == "normal" && tensor.dtype != "float32" && tensor.dtype != "bfloat16" &&
           tensor.dtype != "float16") {
-        return make_error("protocol", "{}: init \"normal\" needs a float dtype, got '{}'", item_what, tensor.dtype);
+        return make_error("protocol", "{}: init \"normal\" needs a float dtype, got '{}'",
+                          item_what, tensor.dtype);
       }
       param.tensor = tensor;
     } else {
       auto scalar = param_value_from_json(value);
       if (!scalar.ok()) return scalar.error().with_context(item_what);
-      if (scalar->is_buffer) return make_error("protocol", "{}: use \"tensor\" for buffers", item_what);
+      if (scalar->is_buffer)
+        return make_error("protocol", "{}: use \"tensor\" for buffers", item_what);
       param.scalar = std::move(scalar).value();
     }
     spec.params.push_back(std::move(param));
@@ -122,7 +138,8 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json) {
   return spec;
 }
 
-Result<std::string> generate_tensor_bytes(const TensorSpec& tensor, std::uint64_t seed, std::size_t index) {
+Result<std::string> generate_tensor_bytes(const TensorSpec& tensor, std::uint64_t seed,
+                                          std::size_t index) {
   const std::size_t element_bytes = dtype_element_bytes(tensor.dtype);
   if (element_bytes == 0) return make_error("protocol", "unknown dtype '{}'", tensor.dtype);
   std::string bytes(tensor.elements * element_bytes, '\0');
@@ -132,7 +149,8 @@ Result<std::string> generate_tensor_bytes(const TensorSpec& tensor, std::uint64_
     // Box–Muller: two independent N(0, 1) values per pair of uniforms.
     const double radius = std::sqrt(-2.0 * std::log(rng.uniform()));
     const double angle = 6.283185307179586 * rng.uniform();
-    const float pair[2] = {static_cast<float>(radius * std::cos(angle)), static_cast<float>(radius * std::sin(angle))};
+    const float pair[2] = {static_cast<float>(radius * std::cos(angle)),
+                           static_cast<float>(radius * std::sin(angle))};
     for (std::uint64_t k = 0; k < 2 && i + k < tensor.elements; ++k) {
       char* out = bytes.data() + (i + k) * element_bytes;
       if (tensor.dtype == "float32") {

@@ -26,7 +26,7 @@ namespace ptxb {
 struct TensorSpec {
   std::string dtype;  // FlashInfer-Trace dtype name: bfloat16, float16, float32, int32, int64, ...
   std::uint64_t elements = 0;
-  std::string init;   // "normal": N(0,1) (float dtypes only); "zeros"
+  std::string init;  // "normal": N(0,1) (float dtypes only); "zeros"
 };
 
 struct SelfContainedParam {
@@ -51,7 +51,8 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json);
 std::size_t dtype_element_bytes(const std::string& dtype);
 
 // The host bytes of parameter `index`'s tensor: deterministic per (seed, index), little-endian.
-Result<std::string> generate_tensor_bytes(const TensorSpec& tensor, std::uint64_t seed, std::size_t index);
+Result<std::string> generate_tensor_bytes(const TensorSpec& tensor, std::uint64_t seed,
+                                          std::size_t index);
 
 // Round-to-nearest-even conversions used for the bf16/f16 values above.
 std::uint16_t float_to_bf16_bits(float value);

@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
       const char* text = value("--channel-fd");
       char* end = nullptr;
       long fd = text != nullptr ? std::strtol(text, &end, 10) : -1;
-      if (text == nullptr || *end != '\0' || fd < 0 || fd > 1 << 20) return usage_error("--channel-fd needs a descriptor number");
+      if (text == nullptr || *end != '\0' || fd < 0 || fd > 1 << 20)
+        return usage_error("--channel-fd needs a descriptor number");
       channel_fd = static_cast<int>(fd);
     } else if (arg == "--self-contained") {
       self_contained = true;
@@ -77,11 +78,13 @@ int main(int argc, char** argv) {
 
   if (self_contained) {
     if (channel_fd >= 0) return usage_error("--self-contained and --channel-fd exclude each other");
-    if (so_path.empty() || params_json.empty()) return usage_error("--self-contained needs --so and --params-json");
+    if (so_path.empty() || params_json.empty())
+      return usage_error("--self-contained needs --so and --params-json");
     finish(ptxb::run_self_contained(so_path, params_json));
   }
   if (channel_fd < 0) return usage_error("either --channel-fd or --self-contained is required");
-  if (::fcntl(channel_fd, F_GETFD) < 0) return usage_error("--channel-fd " + std::to_string(channel_fd) + " is not open");
+  if (::fcntl(channel_fd, F_GETFD) < 0)
+    return usage_error("--channel-fd " + std::to_string(channel_fd) + " is not open");
   // Processes the candidate might spawn must not inherit the channel.
   ::fcntl(channel_fd, F_SETFD, FD_CLOEXEC);
   // A vanished supervisor is an EPIPE from send(), not a silent death by SIGPIPE.

@@ -1,7 +1,7 @@
 #include "runtime/activity_collector.h"
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime/cuda_check.h"
 
@@ -11,17 +11,24 @@ namespace {
 // CUPTI buffers: 8 MiB holds ~30k kernel records, far more than one call produces; CUPTI asks
 // for another buffer when one fills, so this bounds memory per buffer, not records per call.
 constexpr size_t kActivityBufferBytes = 8u << 20;
-// CUPTI requires 8-byte aligned activity buffers (cupti_activity.h, CUpti_BuffersCallbackRequestFunc).
+// CUPTI requires 8-byte aligned activity buffers (cupti_activity.h,
+// CUpti_BuffersCallbackRequestFunc).
 constexpr size_t kActivityBufferAlign = 8;
 
 const char* memcpy_kind_name(uint8_t kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
-    default: return "memcpy";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "memcpy PtoP";
+    default:
+      return "memcpy";
   }
 }
 
@@ -53,18 +60,21 @@ Status ActivityCollector::flush() {
   return ok_status();
 }
 
-void CUPTIAPI ActivityCollector::on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+void CUPTIAPI ActivityCollector::on_buffer_requested(uint8_t** buffer, size_t* size,
+                                                     size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(kActivityBufferAlign, kActivityBufferBytes));
   *size = *buffer != nullptr ? kActivityBufferBytes : 0;  // size 0: CUPTI drops and counts records
-  *max_records = 0;                                        // as many as fit
+  *max_records = 0;                                       // as many as fit
 }
 
-void CUPTIAPI ActivityCollector::on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
-                                                     size_t /*size*/, size_t valid_size) {
+void CUPTIAPI ActivityCollector::on_buffer_completed(CUcontext context, uint32_t stream_id,
+                                                     uint8_t* buffer, size_t /*size*/,
+                                                     size_t valid_size) {
   ActivityCollector& self = instance();
   if (buffer != nullptr && valid_size > 0) self.consume(buffer, valid_size);
   size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS &&
+      dropped > 0) {
     std::lock_guard<std::mutex> lock(self.mutex_);
     self.dropped_ += dropped;
   }
@@ -151,7 +161,8 @@ std::uint64_t ActivityCollector::api_records() const {
 }
 
 ExternalCorrelationScope::ExternalCorrelationScope(bool harness, std::uint64_t id)
-    : kind_(harness ? CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 : CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+    : kind_(harness ? CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1
+                    : CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
   const CUptiResult status = cuptiActivityPushExternalCorrelationId(kind_, id);
   pushed_ = status == CUPTI_SUCCESS;
   if (!pushed_) {
@@ -159,7 +170,8 @@ ExternalCorrelationScope::ExternalCorrelationScope(bool harness, std::uint64_t i
     // supervisor treats as a failed sample; the log says why.
     const char* text = nullptr;
     cuptiGetResultString(status, &text);
-    std::fprintf(stderr, "ptxbench-runner: cuptiActivityPushExternalCorrelationId: %s\n", text ? text : "?");
+    std::fprintf(stderr, "ptxbench-runner: cuptiActivityPushExternalCorrelationId: %s\n",
+                 text ? text : "?");
   }
 }
 

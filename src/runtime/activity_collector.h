@@ -48,8 +48,8 @@ class ActivityCollector {
 
   // CUPTI buffer callbacks (cuptiActivityRegisterCallbacks).
   static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
-  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
-                                           size_t valid_size);
+  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                           size_t size, size_t valid_size);
 
  private:
   ActivityCollector() = default;

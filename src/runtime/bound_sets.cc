@@ -14,8 +14,11 @@ void BoundSets::release() {
   mapped_bytes_ = 0;
 }
 
-Status BoundSets::bind(const BindRequest& request, const std::vector<ParamSlot>& layout, cudaStream_t stream) {
+Status BoundSets::bind(const BindRequest& request, const std::vector<ParamSlot>& layout,
+                       cudaStream_t stream) {
   release();
+  if (layout.empty() || !layout.back().is_stream)
+    return make_error("abi", "bind: layout without a stream");
   for (std::size_t s = 0; s < request.sets.size(); ++s) {
     Status matches = check_set_against_layout(layout, request.sets[s]);
     if (!matches.ok()) return matches.error().with_context(fmt::format("bind: set {}", s));
@@ -33,7 +36,8 @@ Status BoundSets::bind(const BindRequest& request, const std::vector<ParamSlot>&
     static_assert(sizeof(handle) == 64, "cudaIpcMemHandle_t is CUDA_IPC_HANDLE_SIZE (64) bytes");
     std::memcpy(&handle, buffer.handle.data(), sizeof(handle));
     void* pointer = nullptr;
-    const cudaError_t status = cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess);
+    const cudaError_t status =
+        cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess);
     if (status != cudaSuccess) {
       return cuda_call_error(status, "cudaIpcOpenMemHandle", __FILE__, __LINE__)
           .with_context(fmt::format("bind: buffer {}", b));

@@ -27,7 +27,8 @@ class BoundSets {
 
   // Opens every IPC handle (identical handles are opened once: CUDA refuses to map the same
   // allocation twice in one process) and builds the argument arrays. Replaces a previous bind.
-  Status bind(const BindRequest& request, const std::vector<ParamSlot>& layout, cudaStream_t stream);
+  Status bind(const BindRequest& request, const std::vector<ParamSlot>& layout,
+              cudaStream_t stream);
   // Closes the IPC mappings (cudaIpcCloseMemHandle).
   void release();
 
@@ -43,7 +44,7 @@ class BoundSets {
     std::vector<Slot> slots;
     std::vector<void*> params;
   };
-  std::vector<void*> opened_;        // distinct mappings, closed on release
+  std::vector<void*> opened_;  // distinct mappings, closed on release
   std::vector<Set> sets_;
   std::uint64_t mapped_bytes_ = 0;
 };

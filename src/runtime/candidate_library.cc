@@ -30,17 +30,19 @@ Status CandidateLibrary::load(const std::string& so_path, const std::string& exp
   handle_ = handle;
   auto* invoke = reinterpret_cast<InvokeFunction>(::dlsym(handle, "ptxbench_invoke"));
   using SignatureFunction = const char* (*)();
-  auto* signature_fn = reinterpret_cast<SignatureFunction>(::dlsym(handle, "ptxbench_abi_signature"));
+  auto* signature_fn =
+      reinterpret_cast<SignatureFunction>(::dlsym(handle, "ptxbench_abi_signature"));
   if (invoke == nullptr || signature_fn == nullptr) {
     return make_error("load", "{}: missing {} (not built by the PTXBench compile stage?)", so_path,
                       invoke == nullptr ? "ptxbench_invoke" : "ptxbench_abi_signature");
   }
   const char* signature = signature_fn();
-  if (signature == nullptr) return make_error("load", "{}: ptxbench_abi_signature() returned null", so_path);
+  if (signature == nullptr)
+    return make_error("load", "{}: ptxbench_abi_signature() returned null", so_path);
   signature_.assign(signature, ::strnlen(signature, kMaxSignatureBytes));
   if (!expected_signature.empty() && signature_ != expected_signature) {
-    return make_error("abi_mismatch", "{}: ABI signature '{}' differs from the expected '{}'", so_path, signature_,
-                      expected_signature);
+    return make_error("abi_mismatch", "{}: ABI signature '{}' differs from the expected '{}'",
+                      so_path, signature_, expected_signature);
   }
   auto layout = parse_param_layout(signature_);
   if (!layout.ok()) return layout.error().with_context(so_path);

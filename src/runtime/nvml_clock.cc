@@ -18,7 +18,8 @@ bool NvmlClock::open(const std::string& pci_bus_id) {
   using Init = int (*)();
   using GetHandle = int (*)(const char* pci_bus_id, void** device);
   auto init = reinterpret_cast<Init>(::dlsym(library, "nvmlInit_v2"));
-  auto get_handle = reinterpret_cast<GetHandle>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
+  auto get_handle =
+      reinterpret_cast<GetHandle>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
   auto get_clock = reinterpret_cast<GetClockInfo>(::dlsym(library, "nvmlDeviceGetClockInfo"));
   if (init == nullptr || get_handle == nullptr || get_clock == nullptr) return false;
   if (init() != kNvmlSuccess) return false;

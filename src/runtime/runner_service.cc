@@ -18,7 +18,9 @@ namespace {
 // go, so only a broken or hostile peer ever hits it; the runner then exits instead of hanging.
 constexpr std::chrono::milliseconds kFrameTimeout{10000};
 
-void log_line(const std::string& text) { std::fprintf(stderr, "ptxbench-runner: %s\n", text.c_str()); }
+void log_line(const std::string& text) {
+  std::fprintf(stderr, "ptxbench-runner: %s\n", text.c_str());
+}
 
 CudaErrorInfo error_info(cudaError_t status, const char* where) {
   return CudaErrorInfo{cudaGetErrorName(status), cudaGetErrorString(status), where};
@@ -37,7 +39,7 @@ Status RunnerService::initialize_gpu() {
   PTXB_RETURN_IF_ERROR(ActivityCollector::instance().start());
   PTXB_RETURN_IF_ERROR(ModuleWatch::instance().start());
   ExternalCorrelationScope harness(true, kHarnessExternalId);
-  PTXB_CUDA_CHECK(cudaSetDevice(0));  // the sandbox's CUDA_VISIBLE_DEVICES picks the GPU
+  PTXB_CUDA_CHECK(cudaSetDevice(0));   // the sandbox's CUDA_VISIBLE_DEVICES picks the GPU
   PTXB_CUDA_CHECK(cudaFree(nullptr));  // create the primary context now, not inside a call
   cudaDeviceProp properties{};
   PTXB_CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
@@ -60,7 +62,8 @@ Status RunnerService::initialize_gpu() {
   hello_.l2_flush_bytes = static_cast<std::int64_t>(l2_flush_.bytes());
   // One flush now, so whatever the driver loads for a memset is loaded as the runner's.
   const cudaError_t warm = l2_flush_.flush(stream_);
-  if (warm != cudaSuccess) return cuda_call_error(warm, "l2_flush_.flush(stream_)", __FILE__, __LINE__);
+  if (warm != cudaSuccess)
+    return cuda_call_error(warm, "l2_flush_.flush(stream_)", __FILE__, __LINE__);
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
   PTXB_RETURN_IF_ERROR(ActivityCollector::instance().flush());
   (void)ActivityCollector::instance().take_records();  // set-up records: all the runner's
@@ -105,7 +108,8 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   PTXB_ASSIGN_OR_RETURN(CallRequest call, call_request_from_json(request));
   if (sets_.set_count() == 0) return make_error("sequence", "call before a successful bind");
   if (call.set >= sets_.set_count()) {
-    return make_error("bad_request", "set {} out of range ({} sets bound)", call.set, sets_.set_count());
+    return make_error("bad_request", "set {} out of range ({} sets bound)", call.set,
+                      sets_.set_count());
   }
   CallReply reply;
   reply.call_index = ++call_count_;
@@ -116,7 +120,8 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   if (call.flush_l2) {
     ExternalCorrelationScope harness(true, kHarnessExternalId);
     const cudaError_t flushed = l2_flush_.flush(stream_);
-    if (flushed != cudaSuccess) reply.cuda_error = error_info(flushed, "l2_flush (before the call)");
+    if (flushed != cudaSuccess)
+      reply.cuda_error = error_info(flushed, "l2_flush (before the call)");
   }
 
   // ---- the window: only the candidate's host code between push and pop ----
@@ -136,7 +141,8 @@ Result<Json> RunnerService::handle_call(const Json& request) {
     reply.host_end_ns = cupti_now();
     reply.host_wall_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall_end - wall_start).count());
-    if (stream_status != cudaSuccess) reply.cuda_error = error_info(stream_status, "cudaStreamSynchronize");
+    if (stream_status != cudaSuccess)
+      reply.cuda_error = error_info(stream_status, "cudaStreamSynchronize");
   }
 
   // ---- collection: every record of finished work exists after a device-wide synchronize ----
@@ -148,7 +154,12 @@ Result<Json> RunnerService::handle_call(const Json& request) {
     }
   }
   ActivityCollector& collector = ActivityCollector::instance();
-  PTXB_RETURN_IF_ERROR(collector.flush());
+  Status flushed = collector.flush();
+  if (!flushed.ok()) {
+    // After a sticky error CUPTI may refuse to flush; the CUDA error is then the answer.
+    if (!reply.cuda_error) return flushed.error();
+    log_line("after " + reply.cuda_error->name + ": " + flushed.error().message);
+  }
   std::vector<ActivityRecord> records = collector.take_records();
   AttributionInput input;
   input.call_external_id = reply.external_id;
@@ -161,7 +172,8 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   });
   reply.new_modules = ModuleWatch::instance().take_new();
   for (const auto& module : ModuleWatch::instance().all()) {
-    if (module.expected.has_value() && !*module.expected) reply.unexpected_modules.push_back(module);
+    if (module.expected.has_value() && !*module.expected)
+      reply.unexpected_modules.push_back(module);
   }
   reply.dropped_records = collector.dropped_records();
   reply.sm_clock_mhz = nvml_.sm_clock_mhz();

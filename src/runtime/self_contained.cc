@@ -32,8 +32,9 @@ Status run_once(const std::string& so_path, const std::string& params_json_path)
   PTXB_RETURN_IF_ERROR(candidate.load(so_path, spec.signature));
   const auto& layout = candidate.layout();
   if (spec.params.size() + 1 != layout.size()) {
-    return make_error("params", "{}: {} params for {} parameters of '{}' (the stream is implied)", params_json_path,
-                      spec.params.size(), layout.size() - 1, candidate.signature());
+    return make_error("params", "{}: {} params for {} parameters of '{}' (the stream is implied)",
+                      params_json_path, spec.params.size(), layout.size() - 1,
+                      candidate.signature());
   }
 
   cudaStream_t stream = nullptr;
@@ -47,13 +48,14 @@ Status run_once(const std::string& so_path, const std::string& params_json_path)
     const SelfContainedParam& param = spec.params[i];
     const ParamSlot& slot = layout[i];
     if (slot.is_pointer != param.tensor.has_value()) {
-      return make_error("params", "{}: parameter {} ('{} {}') needs {}", params_json_path, i, slot.type, slot.name,
-                        slot.is_pointer ? "a tensor" : "a scalar");
+      return make_error("params", "{}: parameter {} ('{} {}') needs {}", params_json_path, i,
+                        slot.type, slot.name, slot.is_pointer ? "a tensor" : "a scalar");
     }
     if (!param.tensor) {
       if (param.scalar.storage.size() != slot.value_bytes) {
-        return make_error("params", "{}: parameter {} ('{} {}') needs {} bytes, got {}", params_json_path, i,
-                          slot.type, slot.name, slot.value_bytes, param.scalar.storage.size());
+        return make_error("params", "{}: parameter {} ('{} {}') needs {} bytes, got {}",
+                          params_json_path, i, slot.type, slot.name, slot.value_bytes,
+                          param.scalar.storage.size());
       }
       std::memcpy(slots[i].bytes.data(), param.scalar.storage.data(), param.scalar.storage.size());
       continue;
@@ -76,9 +78,11 @@ Status run_once(const std::string& so_path, const std::string& params_json_path)
   const cudaError_t call_status = cudaStreamSynchronize(stream);
   const cudaError_t stop_status = cudaProfilerStop();
   if (call_status != cudaSuccess) {
-    return cuda_call_error(call_status, "cudaStreamSynchronize after the candidate's call", __FILE__, __LINE__);
+    return cuda_call_error(call_status, "cudaStreamSynchronize after the candidate's call",
+                           __FILE__, __LINE__);
   }
-  if (stop_status != cudaSuccess) return cuda_call_error(stop_status, "cudaProfilerStop()", __FILE__, __LINE__);
+  if (stop_status != cudaSuccess)
+    return cuda_call_error(stop_status, "cudaProfilerStop()", __FILE__, __LINE__);
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
   PTXB_CUDA_CHECK(cudaStreamDestroy(stream));
   return ok_status();
@@ -89,7 +93,8 @@ Status run_once(const std::string& so_path, const std::string& params_json_path)
 int run_self_contained(const std::string& so_path, const std::string& params_json_path) {
   Status status = run_once(so_path, params_json_path);
   if (!status.ok()) {
-    std::fprintf(stderr, "ptxbench-runner: self-contained call failed: %s\n", status.error().message.c_str());
+    std::fprintf(stderr, "ptxbench-runner: self-contained call failed: %s\n",
+                 status.error().message.c_str());
     return 1;
   }
   std::fprintf(stderr, "ptxbench-runner: self-contained call completed\n");

@@ -20,11 +20,18 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr const char* kSignature = "void run(const float* x, float* y, int64_t n, cudaStream_t stream)";
+constexpr const char* kSignature =
+    "void run(const float* x, float* y, int64_t n, cudaStream_t stream)";
 constexpr std::int64_t kElements = 1 << 20;
 constexpr milliseconds kTimeout{30000};
 
-enum Variant { kCorrect = 0, kLegacyStream = 1, kLateThread = 2, kWildWrite = 3, kVariantCount = 4 };
+enum Variant {
+  kCorrect = 0,
+  kLegacyStream = 1,
+  kLateThread = 2,
+  kWildWrite = 3,
+  kVariantCount = 4
+};
 
 bool have_gpu() {
   int count = 0;
@@ -42,12 +49,14 @@ class RunnerGpuTest : public ::testing::Test {
     std::vector<std::future<Result<ProcessResult>>> builds;
     for (int v = 0; v < kVariantCount; ++v) {
       so_paths_[v] = work_dir_ + "/candidate_" + std::to_string(v) + ".so";
-      ProcessSpec spec{{std::string(PTXB_CUDA_ROOT) + "/bin/nvcc", "-gencode", "arch=compute_90a,code=sm_90a", "-O2",
-                        "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-Xlinker",
-                        "-rpath=" + std::string(PTXB_CUDA_ROOT) + "/lib64", "-DVARIANT=" + std::to_string(v), source,
-                        "-o", so_paths_[v]}};
+      ProcessSpec spec{{std::string(PTXB_CUDA_ROOT) + "/bin/nvcc", "-gencode",
+                        "arch=compute_90a,code=sm_90a", "-O2", "-shared", "-Xcompiler", "-fPIC",
+                        "-cudart", "shared", "-Xlinker",
+                        "-rpath=" + std::string(PTXB_CUDA_ROOT) + "/lib64",
+                        "-DVARIANT=" + std::to_string(v), source, "-o", so_paths_[v]}};
       spec.timeout = std::chrono::seconds(120);
-      builds.push_back(std::async(std::launch::async, [spec] { return SystemProcessRunner().run(spec); }));
+      builds.push_back(
+          std::async(std::launch::async, [spec] { return SystemProcessRunner().run(spec); }));
     }
     for (auto& build : builds) {
       auto result = build.get();
@@ -65,7 +74,8 @@ class RunnerGpuTest : public ::testing::Test {
     ASSERT_EQ(cudaMalloc(&y_, kElements * sizeof(float)), cudaSuccess);
     std::vector<float> host(kElements);
     for (std::int64_t i = 0; i < kElements; ++i) host[i] = static_cast<float>(i % 1000) * 0.5f;
-    ASSERT_EQ(cudaMemcpy(x_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(x_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice),
+              cudaSuccess);
     ASSERT_EQ(cudaMemset(y_, 0, kElements * sizeof(float)), cudaSuccess);
   }
   void TearDown() override {
@@ -74,7 +84,8 @@ class RunnerGpuTest : public ::testing::Test {
   }
 
   // Spawns a runner, says hello, loads `variant` and binds x, y, n as set 0.
-  std::unique_ptr<RunnerClient> start_runner(int variant, std::vector<std::string> expected_modules = {}) {
+  std::unique_ptr<RunnerClient> start_runner(int variant,
+                                             std::vector<std::string> expected_modules = {}) {
     RunnerLaunchSpec spec;
     spec.runner_path = PTXB_RUNNER_PATH;
     auto client = RunnerClient::spawn(spec);
@@ -86,7 +97,8 @@ class RunnerGpuTest : public ::testing::Test {
     EXPECT_FALSE(hello->device_name.empty());
     EXPECT_GT(hello->cupti_version, 0u);
     EXPECT_GE(hello->l2_flush_bytes, 2 * hello->l2_bytes);
-    auto load = (*client)->load(LoadRequest{so_paths_[variant], kSignature, expected_modules}, kTimeout);
+    auto load =
+        (*client)->load(LoadRequest{so_paths_[variant], kSignature, expected_modules}, kTimeout);
     EXPECT_TRUE(load.ok()) << load.error().message << "\n" << (*client)->log();
     if (!load.ok()) return nullptr;
     EXPECT_EQ(load->abi_signature, kSignature);
@@ -143,9 +155,12 @@ TEST_F(RunnerGpuTest, CorrectCandidateWritesOutputsAndHasAWindowCoveringItsKerne
   EXPECT_EQ(call->dropped_records, 0u);
 
   std::vector<float> x(kElements), y(kElements);
-  ASSERT_EQ(cudaMemcpy(x.data(), x_, kElements * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(y.data(), y_, kElements * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-  for (std::int64_t i = 0; i < kElements; i += 4099) ASSERT_EQ(y[i], 2.0f * x[i]) << "element " << i;
+  ASSERT_EQ(cudaMemcpy(x.data(), x_, kElements * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(y.data(), y_, kElements * sizeof(float), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  for (std::int64_t i = 0; i < kElements; i += 4099)
+    ASSERT_EQ(y[i], 2.0f * x[i]) << "element " << i;
 
   // Repeated calls: fresh external ids, a window each time, no cross-talk.
   for (int i = 0; i < 20; ++i) {
@@ -235,21 +250,26 @@ TEST_F(RunnerGpuTest, MismatchedSignatureIsRefused) {
   auto client = RunnerClient::spawn(spec);
   ASSERT_TRUE(client.ok());
   ASSERT_TRUE((*client)->hello(kTimeout).ok()) << (*client)->log();
-  auto load = (*client)->load(LoadRequest{so_paths_[kCorrect], "void run(cudaStream_t stream)", {}}, kTimeout);
+  auto load = (*client)->load(LoadRequest{so_paths_[kCorrect], "void run(cudaStream_t stream)", {}},
+                              kTimeout);
   ASSERT_FALSE(load.ok());
   EXPECT_EQ(load.error().code, "runner:abi_mismatch");
   EXPECT_TRUE((*client)->shutdown(kTimeout).ok());
 }
 
 TEST_F(RunnerGpuTest, SelfContainedModeMakesOneCall) {
-  Json params = {{"signature", kSignature},
-                 {"seed", 1},
-                 {"params", Json::array({{{"name", "x"}, {"tensor", {{"dtype", "float32"}, {"elements", 4096}, {"init", "normal"}}}},
-                                         {{"name", "y"}, {"tensor", {{"dtype", "float32"}, {"elements", 4096}}}},
-                                         {{"name", "n"}, {"i64", 4096}}})}};
+  Json params = {
+      {"signature", kSignature},
+      {"seed", 1},
+      {"params",
+       Json::array({{{"name", "x"},
+                     {"tensor", {{"dtype", "float32"}, {"elements", 4096}, {"init", "normal"}}}},
+                    {{"name", "y"}, {"tensor", {{"dtype", "float32"}, {"elements", 4096}}}},
+                    {{"name", "n"}, {"i64", 4096}}})}};
   const std::string path = work_dir_ + "/params.json";
   ASSERT_TRUE(write_file_atomic(path, params.dump()).ok());
-  ProcessSpec spec{{PTXB_RUNNER_PATH, "--self-contained", "--so", so_paths_[kCorrect], "--params-json", path}};
+  ProcessSpec spec{
+      {PTXB_RUNNER_PATH, "--self-contained", "--so", so_paths_[kCorrect], "--params-json", path}};
   spec.timeout = std::chrono::seconds(60);
   auto result = SystemProcessRunner().run(spec);
   ASSERT_TRUE(result.ok());
@@ -261,7 +281,8 @@ TEST_F(RunnerGpuTest, SelfContainedModeMakesOneCall) {
   auto failed = SystemProcessRunner().run(bad);
   ASSERT_TRUE(failed.ok());
   EXPECT_EQ(failed->exit_code, 1);
-  EXPECT_NE(failed->stderr_text.find("cudaErrorIllegalAddress"), std::string::npos) << failed->stderr_text;
+  EXPECT_NE(failed->stderr_text.find("cudaErrorIllegalAddress"), std::string::npos)
+      << failed->stderr_text;
 }
 
 TEST_F(RunnerGpuTest, MalformedMessageEndsTheRunner) {
@@ -269,7 +290,8 @@ TEST_F(RunnerGpuTest, MalformedMessageEndsTheRunner) {
   spec.runner_path = PTXB_RUNNER_PATH;
   auto client = RunnerClient::spawn(spec);
   ASSERT_TRUE(client.ok());
-  auto reply = (*client)->request("bind", Json{{"buffers", "nope"}}, kTimeout);  // before hello, and malformed
+  auto reply = (*client)->request("bind", Json{{"buffers", "nope"}},
+                                  kTimeout);  // before hello, and malformed
   EXPECT_FALSE(reply.ok());
   RunnerExit exit = (*client)->wait(kTimeout);
   EXPECT_TRUE(exit.finished);

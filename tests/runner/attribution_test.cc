@@ -5,8 +5,8 @@
 namespace ptxb {
 namespace {
 
-ActivityRecord record(const char* kind, const char* name, std::uint32_t stream, std::uint32_t correlation,
-                      std::uint64_t start, std::uint64_t end) {
+ActivityRecord record(const char* kind, const char* name, std::uint32_t stream,
+                      std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
   ActivityRecord r;
   r.kind = kind;
   r.name = name;
@@ -34,9 +34,10 @@ AttributionInput input(bool keep = false) {
 
 TEST(Attribution, WindowSpansFirstStartToLastEndOfTheCallsRecords) {
   CallReply reply;
-  attribute_call({record("kernel", "k2", 7, 11, 300, 500), record("memset", "memset", 7, 10, 100, 120),
-                  record("memset", "flush", 7, 20, 0, 90)},
-                 table(), input(true), reply);
+  attribute_call(
+      {record("kernel", "k2", 7, 11, 300, 500), record("memset", "memset", 7, 10, 100, 120),
+       record("memset", "flush", 7, 20, 0, 90)},
+      table(), input(true), reply);
   ASSERT_TRUE(reply.has_window);
   EXPECT_EQ(reply.window_start_ns, 100u);
   EXPECT_EQ(reply.window_end_ns, 500u);
@@ -51,9 +52,10 @@ TEST(Attribution, WindowSpansFirstStartToLastEndOfTheCallsRecords) {
 
 TEST(Attribution, KernelOnAnotherStreamIsForeignButCopiesAreTolerated) {
   CallReply reply;
-  attribute_call({record("kernel", "legacy", 1, 10, 100, 200), record("memcpy", "memcpy HtoD", 1, 11, 50, 60),
-                  record("kernel", "good", 7, 11, 210, 300)},
-                 table(), input(), reply);
+  attribute_call(
+      {record("kernel", "legacy", 1, 10, 100, 200), record("memcpy", "memcpy HtoD", 1, 11, 50, 60),
+       record("kernel", "good", 7, 11, 210, 300)},
+      table(), input(), reply);
   ASSERT_EQ(reply.foreign_stream.size(), 1u);
   EXPECT_EQ(reply.foreign_stream[0].name, "legacy");
   EXPECT_EQ(reply.kernel_count, 2u);
@@ -64,9 +66,11 @@ TEST(Attribution, KernelOnAnotherStreamIsForeignButCopiesAreTolerated) {
 
 TEST(Attribution, UnattributedAndOtherCallRecordsAreOutOfWindowWithTheirRelation) {
   CallReply reply;
-  attribute_call({record("kernel", "call", 7, 10, 100, 200), record("kernel", "thread-early", 9, 40, 10, 20),
-                  record("kernel", "thread-during", 9, 41, 150, 250), record("kernel", "late", 7, 30, 300, 400)},
-                 table(), input(), reply);
+  attribute_call(
+      {record("kernel", "call", 7, 10, 100, 200), record("kernel", "thread-early", 9, 40, 10, 20),
+       record("kernel", "thread-during", 9, 41, 150, 250),
+       record("kernel", "late", 7, 30, 300, 400)},
+      table(), input(), reply);
   ASSERT_EQ(reply.out_of_window.size(), 3u);
   EXPECT_EQ(reply.out_of_window[0].name, "thread-early");
   EXPECT_EQ(reply.out_of_window[0].relation, "before");
@@ -80,8 +84,9 @@ TEST(Attribution, UnattributedAndOtherCallRecordsAreOutOfWindowWithTheirRelation
 
 TEST(Attribution, WithoutOwnRecordsTheHostBracketIsTheReference) {
   CallReply reply;
-  attribute_call({record("kernel", "thread", 9, 40, 500, 600), record("kernel", "after", 9, 41, 2000, 2100)},
-                 table(), input(), reply);
+  attribute_call(
+      {record("kernel", "thread", 9, 40, 500, 600), record("kernel", "after", 9, 41, 2000, 2100)},
+      table(), input(), reply);
   EXPECT_FALSE(reply.has_window);
   EXPECT_EQ(reply.device_ns, 0u);
   EXPECT_EQ(reply.kernel_count, 0u);

@@ -35,7 +35,10 @@ class FakeRunner {
       Json request = Json::parse(*frame);
       seen.push_back(request);
       auto reply = respond(request);
-      if (!reply) return;
+      if (!reply) {
+        ::shutdown(fd_, SHUT_WR);  // the client sees EOF now, not at the fake's destruction
+        return;
+      }
       if (!reply->empty() && !write_frame(fd_, *reply).ok()) return;
     }
   }
@@ -49,7 +52,8 @@ struct Channel {
 };
 
 std::string ok_reply(const Json& request, Json body) {
-  return encode_message(make_ok_reply(request["type"], request["seq"].get<std::uint64_t>(), std::move(body)));
+  return encode_message(
+      make_ok_reply(request["type"], request["seq"].get<std::uint64_t>(), std::move(body)));
 }
 
 HelloReply fake_hello() {
@@ -67,7 +71,8 @@ TEST(FakeRunner, FullConversation) {
   FakeRunner runner(channel.fds[1], [](const Json& request) -> std::optional<std::string> {
     const std::string type = request["type"];
     if (type == "hello") return ok_reply(request, to_json(fake_hello()));
-    if (type == "load") return ok_reply(request, to_json(LoadReply{request["expected_signature"], {}}));
+    if (type == "load")
+      return ok_reply(request, to_json(LoadReply{request["expected_signature"], {}}));
     if (type == "bind") return ok_reply(request, to_json(BindReply{request["sets"].size(), 4096}));
     if (type == "call") {
       CallReply reply;
@@ -89,7 +94,8 @@ TEST(FakeRunner, FullConversation) {
   auto hello = client->hello(milliseconds(2000));
   ASSERT_TRUE(hello.ok()) << hello.error().message;
   EXPECT_EQ(hello->device_name, "Fake H200");
-  auto load = client->load(LoadRequest{"/tmp/kernel.so", "void run(cudaStream_t stream)", {}}, milliseconds(2000));
+  auto load = client->load(LoadRequest{"/tmp/kernel.so", "void run(cudaStream_t stream)", {}},
+                           milliseconds(2000));
   ASSERT_TRUE(load.ok()) << load.error().message;
   EXPECT_EQ(load->abi_signature, "void run(cudaStream_t stream)");
   BindRequest bind;
@@ -111,8 +117,9 @@ TEST(FakeRunner, FullConversation) {
 TEST(FakeRunner, RunnerErrorsBecomeClientErrorsWithTheRunnersCode) {
   Channel channel;
   FakeRunner runner(channel.fds[1], [](const Json& request) -> std::optional<std::string> {
-    return encode_message(make_error_reply(request["type"], request["seq"].get<std::uint64_t>(),
-                                           make_error("load", "dlopen(/x.so): undefined symbol: cublasCreate")));
+    return encode_message(
+        make_error_reply(request["type"], request["seq"].get<std::uint64_t>(),
+                         make_error("load", "dlopen(/x.so): undefined symbol: cublasCreate")));
   });
   auto client = RunnerClient::attach(channel.fds[0]);
   auto load = client->load(LoadRequest{"/x.so", "", {}}, milliseconds(2000));
@@ -128,8 +135,10 @@ TEST(FakeRunner, GarbageRepliesAreRejected) {
   FakeRunner runner(channel.fds[1], [&calls](const Json& request) -> std::optional<std::string> {
     ++calls;
     if (calls == 1) return std::string("{not json");
-    if (calls == 2) return encode_message(make_ok_reply("hello", request["seq"].get<std::uint64_t>() + 5));
-    return encode_message(make_ok_reply("call", request["seq"].get<std::uint64_t>(), Json{{"window", 3}}));
+    if (calls == 2)
+      return encode_message(make_ok_reply("hello", request["seq"].get<std::uint64_t>() + 5));
+    return encode_message(
+        make_ok_reply("call", request["seq"].get<std::uint64_t>(), Json{{"window", 3}}));
   });
   auto client = RunnerClient::attach(channel.fds[0]);
   EXPECT_FALSE(client->hello(milliseconds(2000)).ok());  // not JSON
@@ -142,7 +151,8 @@ TEST(FakeRunner, GarbageRepliesAreRejected) {
 
 TEST(FakeRunner, AHangingRunnerTimesOut) {
   Channel channel;
-  FakeRunner runner(channel.fds[1], [](const Json&) -> std::optional<std::string> { return std::string(); });
+  FakeRunner runner(channel.fds[1],
+                    [](const Json&) -> std::optional<std::string> { return std::string(); });
   auto client = RunnerClient::attach(channel.fds[0]);
   const auto start = std::chrono::steady_clock::now();
   auto call = client->call(CallRequest{}, milliseconds(100));
@@ -183,15 +193,16 @@ TEST(RunnerProcess, OnlyTheChannelIsInheritedAndTheLogIsCaptured) {
   ASSERT_GE(leaked, 4);
   RunnerLaunchSpec spec;
   spec.runner_path = "runner";  // becomes $0.. of the script below
-  const std::string script = "[ -S /proc/self/fd/3 ] || exit 5; [ -e /proc/self/fd/" + std::to_string(leaked) +
-                             " ] && exit 6; echo log-line >&2; exit 0";
+  const std::string script = "[ -S /proc/self/fd/3 ] || exit 5; [ -e /proc/self/fd/" +
+                             std::to_string(leaked) + " ] && exit 6; echo log-line >&2; exit 0";
   spec.wrapper_argv = {"/bin/sh", "-c", script};
   auto client = RunnerClient::spawn(spec);
   ::close(leaked);
   ASSERT_TRUE(client.ok()) << client.error().message;
   RunnerExit exit = (*client)->wait(milliseconds(5000));
   EXPECT_EQ(exit.exit_code, 0) << exit.describe();
-  for (int i = 0; i < 100 && (*client)->log().empty(); ++i) std::this_thread::sleep_for(milliseconds(10));
+  for (int i = 0; i < 100 && (*client)->log().empty(); ++i)
+    std::this_thread::sleep_for(milliseconds(10));
   EXPECT_EQ((*client)->log(), "log-line\n");
 }
 

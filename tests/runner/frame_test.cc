@@ -27,7 +27,9 @@ struct SocketPair {
     ::close(fds[1]);
     fds[1] = -1;
   }
-  void write_raw(const std::string& bytes) { ASSERT_EQ(::write(fds[1], bytes.data(), bytes.size()), (ssize_t)bytes.size()); }
+  void write_raw(const std::string& bytes) {
+    ASSERT_EQ(::write(fds[1], bytes.data(), bytes.size()), (ssize_t)bytes.size());
+  }
 };
 
 TEST(FrameEncoding, LittleEndianLengthPrefix) {

@@ -10,7 +10,8 @@ namespace ptxb {
 namespace {
 
 constexpr const char* kGemmSignature =
-    "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, int64_t N, int64_t K, "
+    "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, int64_t "
+    "N, int64_t K, "
     "cudaStream_t stream)";
 
 TEST(Protocol, EnvelopeRoundTrip) {
@@ -33,7 +34,8 @@ TEST(Protocol, CheckReplyMatchesTypeAndSeqAndSurfacesErrors) {
   EXPECT_TRUE(check_reply(make_ok_reply("load", 3), "load", 3).ok());
   EXPECT_FALSE(check_reply(make_ok_reply("load", 4), "load", 3).ok());
   EXPECT_FALSE(check_reply(make_ok_reply("bind", 3), "load", 3).ok());
-  auto failed = check_reply(make_error_reply("load", 3, make_error("abi_mismatch", "differs")), "load", 3);
+  auto failed =
+      check_reply(make_error_reply("load", 3, make_error("abi_mismatch", "differs")), "load", 3);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code, "runner:abi_mismatch");
   EXPECT_NE(failed.error().message.find("differs"), std::string::npos);
@@ -77,7 +79,8 @@ TEST(Protocol, LoadRequestValidation) {
 TEST(Protocol, BindRoundTripWithTypedScalars) {
   BindRequest bind;
   IpcBuffer buffer;
-  for (std::size_t i = 0; i < buffer.handle.size(); ++i) buffer.handle[i] = static_cast<std::uint8_t>(i * 3);
+  for (std::size_t i = 0; i < buffer.handle.size(); ++i)
+    buffer.handle[i] = static_cast<std::uint8_t>(i * 3);
   buffer.bytes = 4096;
   bind.buffers = {buffer};
   ParamValue pointer;
@@ -108,7 +111,8 @@ TEST(Protocol, BindRejectsBadHandlesIndicesAndOffsets) {
   EXPECT_FALSE(bind_request_from_json(not_hex).ok());
   Json bad_index = good;
   bad_index["sets"][0][0]["buffer"] = 1;
-  EXPECT_NE(bind_request_from_json(bad_index).error().message.find("out of range"), std::string::npos);
+  EXPECT_NE(bind_request_from_json(bad_index).error().message.find("out of range"),
+            std::string::npos);
   Json bad_offset = good;
   bad_offset["sets"][0][0]["offset"] = 101;
   EXPECT_FALSE(bind_request_from_json(bad_offset).ok());
@@ -123,7 +127,8 @@ TEST(Protocol, CallReplyRoundTrip) {
   CallReply reply;
   reply.call_index = 5;
   reply.external_id = 5;
-  reply.cuda_error = CudaErrorInfo{"cudaErrorIllegalAddress", "an illegal memory access", "cudaStreamSynchronize"};
+  reply.cuda_error =
+      CudaErrorInfo{"cudaErrorIllegalAddress", "an illegal memory access", "cudaStreamSynchronize"};
   reply.has_window = true;
   reply.window_start_ns = 100;
   reply.window_end_ns = 350;
@@ -131,7 +136,8 @@ TEST(Protocol, CallReplyRoundTrip) {
   reply.kernel_count = 2;
   ActivityRecord record{"kernel", "bad", 7, 11, 3, 120, 130, 0, "call", ""};
   reply.foreign_stream = {record};
-  reply.out_of_window = {ActivityRecord{"kernel", "late", 13, 12, std::nullopt, 900, 950, 0, "unattributed", "after"}};
+  reply.out_of_window = {
+      ActivityRecord{"kernel", "late", 13, 12, std::nullopt, 900, 950, 0, "unattributed", "after"}};
   reply.new_modules = {ModuleInfo{1, std::string(64, 'f'), 1000, "candidate", false}};
   reply.unexpected_modules = reply.new_modules;
   reply.activity = {record};
@@ -170,21 +176,25 @@ TEST(ParamLayout, RejectsUnknownTypesAndAMissingStream) {
   EXPECT_FALSE(parse_param_layout("void run(const float* A, int64_t M)").ok());
   EXPECT_FALSE(parse_param_layout("void run(std::string s, cudaStream_t stream)").ok());
   EXPECT_FALSE(parse_param_layout("not a declaration").ok());
-  auto scalar = parse_param_layout("void run(const float* x, float alpha, float* y, cudaStream_t stream)");
+  auto scalar =
+      parse_param_layout("void run(const float* x, float alpha, float* y, cudaStream_t stream)");
   ASSERT_TRUE(scalar.ok());
   EXPECT_EQ((*scalar)[1].value_bytes, 4u);
 }
 
 TEST(ParamLayout, ChecksSetsAgainstTheLayout) {
-  auto layout = parse_param_layout("void run(const float* x, float* y, int64_t n, cudaStream_t stream)").value();
+  auto layout =
+      parse_param_layout("void run(const float* x, float* y, int64_t n, cudaStream_t stream)")
+          .value();
   ParamValue buffer;
   buffer.is_buffer = true;
   ParamValue n = param_value_from_json(Json{{"i64", 10}}).value();
   ParamValue n32 = param_value_from_json(Json{{"i32", 10}}).value();
   EXPECT_TRUE(check_set_against_layout(layout, {buffer, buffer, n}).ok());
-  EXPECT_FALSE(check_set_against_layout(layout, {buffer, buffer}).ok());       // missing axis
-  EXPECT_FALSE(check_set_against_layout(layout, {buffer, n, n}).ok());         // scalar for a pointer
-  EXPECT_FALSE(check_set_against_layout(layout, {buffer, buffer, n32}).ok());  // 4 bytes for int64_t
+  EXPECT_FALSE(check_set_against_layout(layout, {buffer, buffer}).ok());  // missing axis
+  EXPECT_FALSE(check_set_against_layout(layout, {buffer, n, n}).ok());    // scalar for a pointer
+  EXPECT_FALSE(
+      check_set_against_layout(layout, {buffer, buffer, n32}).ok());  // 4 bytes for int64_t
 }
 
 }  // namespace

@@ -13,22 +13,27 @@ TEST(SelfContainedSpec, ParsesTensorsAndScalarsInOrder) {
                {"name": "y", "tensor": {"dtype": "float32", "elements": 1000}},
                {"name": "n", "i64": 1000}]})");
   auto spec = self_contained_spec_from_json(json);
-  ASSERT_TRUE(spec.ok()) << spec.error().message;
-  EXPECT_EQ(spec->seed, 7u);
-  ASSERT_EQ(spec->params.size(), 3u);
-  EXPECT_EQ(spec->params[0].tensor->init, "normal");
-  EXPECT_EQ(spec->params[1].tensor->init, "zeros");  // default
-  EXPECT_FALSE(spec->params[2].tensor.has_value());
-  EXPECT_EQ(spec->params[2].scalar.storage.size(), 8u);
+ASSERT_TRUE(spec.ok()) << spec.error().message;
+EXPECT_EQ(spec->seed, 7u);
+ASSERT_EQ(spec->params.size(), 3u);
+EXPECT_EQ(spec->params[0].tensor->init, "normal");
+EXPECT_EQ(spec->params[1].tensor->init, "zeros");  // default
+EXPECT_FALSE(spec->params[2].tensor.has_value());
+EXPECT_EQ(spec->params[2].scalar.storage.size(), 8u);
 }
 
 TEST(SelfContainedSpec, RejectsBadTensors) {
   auto parse = [](const char* text) { return self_contained_spec_from_json(Json::parse(text)); };
   EXPECT_FALSE(parse(R"({"params": [{"tensor": {"dtype": "float128", "elements": 4}}]})").ok());
   EXPECT_FALSE(parse(R"({"params": [{"tensor": {"dtype": "float32", "elements": 0}}]})").ok());
-  EXPECT_FALSE(parse(R"({"params": [{"tensor": {"dtype": "int32", "elements": 4, "init": "normal"}}]})").ok());
-  EXPECT_FALSE(parse(R"({"params": [{"tensor": {"dtype": "float32", "elements": 4, "init": "ones"}}]})").ok());
-  EXPECT_FALSE(parse(R"({"params": [{"tensor": {"dtype": "float32", "elements": 100000000000}}]})").ok());
+  EXPECT_FALSE(
+      parse(R"({"params": [{"tensor": {"dtype": "int32", "elements": 4, "init": "normal"}}]})")
+          .ok());
+  EXPECT_FALSE(
+      parse(R"({"params": [{"tensor": {"dtype": "float32", "elements": 4, "init": "ones"}}]})")
+          .ok());
+  EXPECT_FALSE(
+      parse(R"({"params": [{"tensor": {"dtype": "float32", "elements": 100000000000}}]})").ok());
   EXPECT_FALSE(parse(R"({"params": [{"buffer": 0}]})").ok());
   EXPECT_FALSE(parse(R"({"seed": 1})").ok());
 }
