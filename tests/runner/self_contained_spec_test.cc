@@ -8,18 +8,19 @@ namespace ptxb {
 namespace {
 
 TEST(SelfContainedSpec, ParsesTensorsAndScalarsInOrder) {
-  Json json = Json::parse(R"({"seed": 7, "signature": "void run(const float* x, float* y, int64_t n, cudaStream_t stream)",
+  Json json = Json::parse(
+      R"J({"seed": 7, "signature": "void run(const float* x, float* y, int64_t n, cudaStream_t stream)",
     "params": [{"name": "x", "tensor": {"dtype": "float32", "elements": 1000, "init": "normal"}},
                {"name": "y", "tensor": {"dtype": "float32", "elements": 1000}},
-               {"name": "n", "i64": 1000}]})");
+               {"name": "n", "i64": 1000}]})J");
   auto spec = self_contained_spec_from_json(json);
-ASSERT_TRUE(spec.ok()) << spec.error().message;
-EXPECT_EQ(spec->seed, 7u);
-ASSERT_EQ(spec->params.size(), 3u);
-EXPECT_EQ(spec->params[0].tensor->init, "normal");
-EXPECT_EQ(spec->params[1].tensor->init, "zeros");  // default
-EXPECT_FALSE(spec->params[2].tensor.has_value());
-EXPECT_EQ(spec->params[2].scalar.storage.size(), 8u);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->seed, 7u);
+  ASSERT_EQ(spec->params.size(), 3u);
+  EXPECT_EQ(spec->params[0].tensor->init, "normal");
+  EXPECT_EQ(spec->params[1].tensor->init, "zeros");  // default
+  EXPECT_FALSE(spec->params[2].tensor.has_value());
+  EXPECT_EQ(spec->params[2].scalar.storage.size(), 8u);
 }
 
 TEST(SelfContainedSpec, RejectsBadTensors) {
