@@ -1,0 +1,49 @@
+// Which CUPTI records belong to a call, and what the call's device window is (DESIGN §3.4).
+//
+// The runner pushes a CUPTI external correlation id around each call (kind CUSTOM0, one id per
+// call) and around its own GPU work (kind CUSTOM1: L2 flush, buffer setup). CUPTI then emits an
+// EXTERNAL_CORRELATION record mapping the correlation id of every CUDA API call made on that
+// thread inside the push/pop to our id (cupti_activity.h, cuptiActivityPushExternalCorrelationId),
+// and each kernel/memcpy/memset record carries the correlation id of the API call that enqueued
+// it. Attribution is therefore by *who enqueued the work*, not by when it ran: a kernel launched
+// by another thread of the candidate, or after `run` returned, has no pushed id and can never
+// count as this call's work — it is reported as out-of-window instead.
+//
+// Pure C++ so the rules are unit-tested without a GPU; the runner feeds it the records it
+// collected (src/runtime/activity_collector.*).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "runner/protocol.h"
+
+namespace ptxb {
+
+// External id namespace of a correlation (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0/1).
+struct ExternalTag {
+  bool harness = false;  // CUSTOM1: the runner's own work
+  std::uint64_t id = 0;
+};
+
+// CUPTI correlation id (of an API call) → the external id pushed when it was made.
+using CorrelationTable = std::unordered_map<std::uint32_t, ExternalTag>;
+
+struct AttributionInput {
+  std::uint64_t call_external_id = 0;
+  std::uint32_t expected_stream_id = 0;
+  std::uint64_t host_start_ns = 0;  // CUPTI clock at push
+  std::uint64_t host_end_ns = 0;    // CUPTI clock after the stream synchronize
+  bool keep_activity = false;       // copy this call's records into reply.activity
+};
+
+// Classifies `records` (kernel/memcpy/memset records flushed since the previous call; each with
+// attribution empty) and fills reply's window, counts, foreign_stream, out_of_window and
+// (keep_activity) activity. Harness records are dropped. Records of this call on a stream other
+// than expected_stream_id: kernels go to foreign_stream (DESIGN §3.2 violation); copies and
+// memsets are tolerated (synchronous legacy-stream cudaMemset is common) and stay in the window.
+void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable& correlations,
+                    const AttributionInput& input, CallReply& reply);
+
+}  // namespace ptxb

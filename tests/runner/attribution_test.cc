@@ -1,0 +1,99 @@
+#include "runner/attribution.h"
+
+#include <gtest/gtest.h>
+
+namespace ptxb {
+namespace {
+
+ActivityRecord record(const char* kind, const char* name, std::uint32_t stream,
+                      std::uint32_t correlation, std::uint64_t start, std::uint64_t end) {
+  ActivityRecord r;
+  r.kind = kind;
+  r.name = name;
+  r.stream_id = stream;
+  r.correlation_id = correlation;
+  r.start_ns = start;
+  r.end_ns = end;
+  return r;
+}
+
+// Correlations: 10, 11 → call 5 (CUSTOM0); 20 → harness (CUSTOM1); 30 → call 4; 40 absent.
+CorrelationTable table() {
+  return {{10, {false, 5}}, {11, {false, 5}}, {20, {true, 1}}, {30, {false, 4}}};
+}
+
+AttributionInput input(bool keep = false) {
+  AttributionInput in;
+  in.call_external_id = 5;
+  in.expected_stream_id = 7;
+  in.host_start_ns = 50;
+  in.host_end_ns = 1000;
+  in.keep_activity = keep;
+  return in;
+}
+
+TEST(Attribution, WindowSpansFirstStartToLastEndOfTheCallsRecords) {
+  CallReply reply;
+  attribute_call(
+      {record("kernel", "k2", 7, 11, 300, 500), record("memset", "memset", 7, 10, 100, 120),
+       record("memset", "flush", 7, 20, 0, 90)},
+      table(), input(true), reply);
+  ASSERT_TRUE(reply.has_window);
+  EXPECT_EQ(reply.window_start_ns, 100u);
+  EXPECT_EQ(reply.window_end_ns, 500u);
+  EXPECT_EQ(reply.device_ns, 400u);
+  EXPECT_EQ(reply.kernel_count, 1u);
+  EXPECT_EQ(reply.memset_count, 1u);
+  EXPECT_TRUE(reply.out_of_window.empty());  // the harness flush is neither counted nor flagged
+  ASSERT_EQ(reply.activity.size(), 2u);
+  EXPECT_EQ(reply.activity[0].name, "memset");  // sorted by start
+  EXPECT_EQ(reply.activity[1].external_id, 5u);
+}
+
+TEST(Attribution, KernelOnAnotherStreamIsForeignButCopiesAreTolerated) {
+  CallReply reply;
+  attribute_call(
+      {record("kernel", "legacy", 1, 10, 100, 200), record("memcpy", "memcpy HtoD", 1, 11, 50, 60),
+       record("kernel", "good", 7, 11, 210, 300)},
+      table(), input(), reply);
+  ASSERT_EQ(reply.foreign_stream.size(), 1u);
+  EXPECT_EQ(reply.foreign_stream[0].name, "legacy");
+  EXPECT_EQ(reply.kernel_count, 2u);
+  EXPECT_EQ(reply.memcpy_count, 1u);
+  EXPECT_EQ(reply.window_start_ns, 50u);  // the legacy-stream copy is timed with the call
+  EXPECT_TRUE(reply.activity.empty());    // collect off
+}
+
+TEST(Attribution, UnattributedAndOtherCallRecordsAreOutOfWindowWithTheirRelation) {
+  CallReply reply;
+  attribute_call(
+      {record("kernel", "call", 7, 10, 100, 200), record("kernel", "thread-early", 9, 40, 10, 20),
+       record("kernel", "thread-during", 9, 41, 150, 250),
+       record("kernel", "late", 7, 30, 300, 400)},
+      table(), input(), reply);
+  ASSERT_EQ(reply.out_of_window.size(), 3u);
+  EXPECT_EQ(reply.out_of_window[0].name, "thread-early");
+  EXPECT_EQ(reply.out_of_window[0].relation, "before");
+  EXPECT_EQ(reply.out_of_window[0].attribution, "unattributed");
+  EXPECT_EQ(reply.out_of_window[1].relation, "during");
+  EXPECT_EQ(reply.out_of_window[2].attribution, "other_call");
+  EXPECT_EQ(reply.out_of_window[2].external_id, 4u);
+  EXPECT_EQ(reply.out_of_window[2].relation, "after");
+  EXPECT_EQ(reply.device_ns, 100u);  // out-of-window work never stretches the window
+}
+
+TEST(Attribution, WithoutOwnRecordsTheHostBracketIsTheReference) {
+  CallReply reply;
+  attribute_call(
+      {record("kernel", "thread", 9, 40, 500, 600), record("kernel", "after", 9, 41, 2000, 2100)},
+      table(), input(), reply);
+  EXPECT_FALSE(reply.has_window);
+  EXPECT_EQ(reply.device_ns, 0u);
+  EXPECT_EQ(reply.kernel_count, 0u);
+  ASSERT_EQ(reply.out_of_window.size(), 2u);
+  EXPECT_EQ(reply.out_of_window[0].relation, "during");
+  EXPECT_EQ(reply.out_of_window[1].relation, "after");
+}
+
+}  // namespace
+}  // namespace ptxb
