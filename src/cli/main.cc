@@ -1,5 +1,6 @@
 // `ptxbench`: the command-line front end. Exit codes: 0 success, 1 failure (one-line error on
 // stderr), 2 usage error (CLI11 prints what was wrong and how to get help).
+#include "core/version.h"
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
       "(wgmma, TMA, tcgen05). Each kernel is judged on three separate axes: correctness, target\n"
       "instructions executed at run time, and speed against cuBLAS/cuDNN.",
       "ptxbench"};
-  app.set_version_flag("--version", std::string(PTXB_VERSION));
+  app.set_version_flag("--version", std::string(ptxb::harness_version()));
   app.require_subcommand(1);
   app.footer(
       "Run `ptxbench <command> --help` for a command's options. Docs: docs/cli.md.\n"

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/strings.h"
+#include "core/version.h"
 
 namespace ptxb {
 namespace {
@@ -41,7 +42,7 @@ const std::vector<std::string>& known_tools() {
 
 Environment probe_environment(ProcessRunner& runner) {
   Environment env;
-  env.harness_version = PTXB_VERSION;
+  env.harness_version = harness_version();
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) == 0) env.hostname = host;
   utsname uts{};

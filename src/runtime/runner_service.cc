@@ -10,6 +10,7 @@
 #include "runtime/activity_collector.h"
 #include "runtime/cuda_check.h"
 #include "runtime/module_watch.h"
+#include "core/version.h"
 
 namespace ptxb {
 namespace {
@@ -53,7 +54,7 @@ Status RunnerService::initialize_gpu() {
   PTXB_CUDA_CHECK(cudaRuntimeGetVersion(&hello_.cuda_runtime_version));
   PTXB_CUDA_CHECK(cudaDriverGetVersion(&hello_.cuda_driver_version));
   PTXB_CUPTI_CHECK(cuptiGetVersion(&hello_.cupti_version));
-  hello_.runner_version = PTXB_VERSION;
+  hello_.runner_version = harness_version();
   // Non-blocking: the legacy default stream does not synchronise with it, so a candidate's
   // legacy-stream kernel is a separate, visible stream in the records (DESIGN §3.2).
   PTXB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
