@@ -3,9 +3,11 @@
 // cuDNN handle, checks that the loaded libcudnn matches the headers, caches one built graph
 // and workspace per shape, and binds the task ABI's pointers to the graph's tensors.
 //
-// Engine choice: heuristic mode A, first plan that builds (HEURISTICS_CHOICE) — the same
-// policy PyTorch's cuDNN attention path uses, which is where the DESIGN §4 frontier latencies
-// come from; describe() records the plan name so a trace says which engine ran.
+// Engine choice: heuristic mode A, first plan that builds (HEURISTICS_CHOICE) — the frontend's
+// standard build path (Graph::build in its samples), i.e. cuDNN's own first choice for the
+// shape, which is what framework users of cuDNN SDPA get; describe() records the plan name so a
+// trace says which engine ran. If a measured latency is far from the DESIGN §4 frontier
+// numbers, autotuning over BuildPlanPolicy_t::ALL is the knob to try (see docs/references.md).
 #pragma once
 
 #include <map>
