@@ -294,7 +294,7 @@ Result<UnwrittenTracker> UnwrittenTracker::create(std::int64_t count, cudaStream
     PTXB_CUDA_CHECK(cudaMemsetAsync(tracker.bitmap_.data(), 0xFF, words * sizeof(std::uint32_t),
                                     stream));
   }
-  return tracker;
+  return Result<UnwrittenTracker>(std::move(tracker));  // explicit: nvcc does not apply P1825
 }
 
 Status UnwrittenTracker::observe(const void* output, int element_bytes, std::uint32_t poison_bits,

@@ -40,7 +40,7 @@ Result<DeviceBuffer> upload(const std::vector<T>& host) {
   PTXB_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::create(host.size() * sizeof(T)));
   PTXB_CUDA_CHECK(cudaMemcpy(buffer.data(), host.data(), host.size() * sizeof(T),
                              cudaMemcpyHostToDevice));
-  return buffer;
+  return Result<DeviceBuffer>(std::move(buffer));
 }
 
 template <typename T>
@@ -49,7 +49,7 @@ Result<std::vector<T>> download(const DeviceBuffer& buffer, std::size_t count) {
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
   PTXB_CUDA_CHECK(cudaMemcpy(host.data(), buffer.data(), count * sizeof(T),
                              cudaMemcpyDeviceToHost));
-  return host;
+  return Result<std::vector<T>>(std::move(host));
 }
 
 std::uint16_t bf16_bits(float v) {

@@ -48,18 +48,18 @@ struct Tensor {
     t.dtype = dtype;
     t.count = count;
     PTXB_ASSIGN_OR_RETURN(t.buffer, DeviceBuffer::create(dtype, count));
-    return t;
+    return Result<Tensor>(std::move(t));
   }
   static Result<Tensor> normal(std::int64_t count, std::uint64_t seed, std::uint64_t index) {
     PTXB_ASSIGN_OR_RETURN(Tensor t, create(DType::kBFloat16, count));
     PTXB_RETURN_IF_ERROR(fill_normal(t.buffer.data(), DType::kBFloat16, count, seed, index,
                                      nullptr));
-    return t;
+    return Result<Tensor>(std::move(t));
   }
   static Result<Tensor> poisoned(DType dtype, std::int64_t count) {
     PTXB_ASSIGN_OR_RETURN(Tensor t, create(dtype, count));
     PTXB_RETURN_IF_ERROR(fill_poison(t.buffer.data(), dtype, count, 0, nullptr));
-    return t;
+    return Result<Tensor>(std::move(t));
   }
   Bf16* bf16() const { return buffer.as<Bf16>(); }
   float* f32() const { return buffer.as<float>(); }
@@ -203,7 +203,7 @@ Result<AttentionInputs> make_attention_inputs(const AttentionShape& s, std::uint
   PTXB_ASSIGN_OR_RETURN(in.k, Tensor::normal(in.count, seed, 1));
   PTXB_ASSIGN_OR_RETURN(in.v, Tensor::normal(in.count, seed, 2));
   PTXB_ASSIGN_OR_RETURN(in.d_o, Tensor::normal(in.count, seed, 3));
-  return in;
+  return Result<AttentionInputs>(std::move(in));
 }
 
 // Runs a forward backend through invoke() (the runner's path).
