@@ -37,7 +37,8 @@ if [[ -d .devcarry/bin ]]; then
   BIN=$ROOT/.devcarry/bin
 else
   echo "gpu_check: no carried binaries; building on the device"
-  cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$OUT_DIR/build.log" 2>&1 &&
+  cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    ${CUDNN_DIR:+-DPTXB_CUDNN_ROOT=$(dirname "$CUDNN_DIR")} >"$OUT_DIR/build.log" 2>&1 &&
     cmake --build build-device -j"$(nproc)" >>"$OUT_DIR/build.log" 2>&1 || { tail -40 "$OUT_DIR/build.log"; exit 1; }
   BIN=$ROOT/build-device
 fi

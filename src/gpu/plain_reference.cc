@@ -1,5 +1,6 @@
 #include "gpu/plain_reference.h"
 
+#include "core/version.h"
 #include "gpu/plain_kernels.h"
 
 namespace ptxb::gpu {
@@ -17,7 +18,7 @@ Json describe_plain(const std::string& backend, bool causal, const std::set<Shap
   for (const Shape& shape : shapes) prepared.push_back(to_string(shape));
   return Json{{"backend", backend},
               {"causal", causal},
-              {"library", {{"name", "ptxbench plain CUDA"}, {"version", PTXB_VERSION}}},
+              {"library", {{"name", "ptxbench plain CUDA"}, {"version", harness_version()}}},
               {"algorithm", algorithm},
               {"shapes", prepared}};
 }
