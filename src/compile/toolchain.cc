@@ -48,8 +48,9 @@ std::string parse_tool_version(const std::string& version_output) {
 
 namespace {
 
-std::vector<std::string> search_dirs(const std::vector<std::string>& extra_dirs) {
+std::vector<std::string> search_dirs(const std::vector<std::string>& extra_dirs, bool search_system) {
   std::vector<std::string> dirs = extra_dirs;
+  if (!search_system) return dirs;
   if (const char* path = std::getenv("PATH"))
     for (const auto& dir : split(path, ':'))
       if (!dir.empty()) dirs.push_back(dir);
@@ -78,8 +79,9 @@ Result<std::string> query_version(ProcessRunner& runner, const std::string& path
 
 }  // namespace
 
-Result<Toolchain> Toolchain::discover(ProcessRunner& runner, const std::vector<std::string>& extra_dirs) {
-  const auto dirs = search_dirs(extra_dirs);
+Result<Toolchain> Toolchain::discover(ProcessRunner& runner, const std::vector<std::string>& extra_dirs,
+                                     bool search_system) {
+  const auto dirs = search_dirs(extra_dirs, search_system);
   const std::string searched = "searched " + join(dirs, ":");
   ToolchainInfo info;
   auto nvcc = find_in(dirs, "nvcc");
