@@ -189,7 +189,8 @@ Result<CompileResult> compile_result_from_json(const Json& json, const std::stri
       result.diagnostics.push_back(SourceDiagnostic{d.value("file", ""), d.value("line", 0), d.value("severity", ""),
                                                     d.value("message", "")});
     for (const auto& f : json.value("forbidden", Json::array())) result.forbidden.push_back(forbidden_finding_from_json(f));
-    for (const auto& [stage, ms] : json.value("stage_ms", Json::object()).items())
+    const Json stage_ms_json = json.value("stage_ms", Json::object());
+    for (const auto& [stage, ms] : stage_ms_json.items())
       result.stage_ms.emplace_back(stage, ms.get<double>());
     const Json a = json.value("artifact", Json::object());
     CompileArtifact& artifact = result.artifact;
@@ -201,7 +202,8 @@ Result<CompileResult> compile_result_from_json(const Json& json, const std::stri
     artifact.ptx_file = a.value("ptx_file", artifact.ptx_file);
     artifact.cubin_files = a.value("cubin_files", std::vector<std::string>{});
     artifact.sass_file = a.value("sass_file", artifact.sass_file);
-    for (const auto& [file, digest] : a.value("sha256", Json::object()).items())
+    const Json sha256_json = a.value("sha256", Json::object());
+    for (const auto& [file, digest] : sha256_json.items())
       artifact.sha256[file] = digest.get<std::string>();
     artifact.toolchain = toolchain_info_from_json(a.value("toolchain", Json::object()));
     artifact.compile_command = a.value("compile_command", std::vector<std::string>{});

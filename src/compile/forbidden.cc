@@ -128,20 +128,26 @@ std::vector<IncludedFile> included_files_from_line_markers(const std::vector<std
         if (std::regex_match(line, match, kMarker)) {
           const std::string name = replace_all(match[1].str(), "\\\\", "\\");
           const std::string flags = match[2];
-          if (!name.empty() && name[0] != '<') {  // <built-in>, <command-line>
-            const std::string path = resolve(name);
+          if (!name.empty()) {
+            // <built-in> and <command-line> take part in the nesting (stdc-predef.h is
+            // "included" from <command-line>) but are not files.
+            const bool pseudo = name[0] == '<';
+            const std::string path = pseudo ? name : resolve(name);
             if (contains(flags, "1")) {
-              if (!seen.count(path)) {
+              std::vector<std::string> chain;
+              for (const auto& includer : stack)
+                if (includer[0] != '<') chain.push_back(includer);
+              if (!pseudo && !seen.count(path)) {
                 seen[path] = files.size();
-                files.push_back(IncludedFile{path, stack});
+                files.push_back(IncludedFile{path, chain});
               }
               stack.push_back(path);
             } else if (contains(flags, "2")) {
               while (!stack.empty() && stack.back() != path) stack.pop_back();
               if (stack.empty()) stack.push_back(path);
-            } else if (stack.empty()) {
-              stack.push_back(path);  // the main file's first marker
-              if (!seen.count(path)) {
+            } else if (stack.empty() || (!pseudo && stack.size() == 1 && stack[0][0] == '<')) {
+              stack.assign(1, path);  // the main file's marker (before or after the pseudo files)
+              if (!pseudo && !seen.count(path)) {
                 seen[path] = files.size();
                 files.push_back(IncludedFile{path, {}});
               }
@@ -244,10 +250,13 @@ std::optional<std::string> symbol_denial(const std::string& raw_name) {
     return std::nullopt;
   // libstdc++: anything in namespace std / the ABI runtime, and operator new/delete.
   if (starts_with(name, "_Z")) {
+    // Template instantiations demangle with their return type first ("void std::vector<...>::...").
+    const auto space = demangled.find(' ');
+    const std::string after_return_type = space == std::string::npos ? "" : demangled.substr(space + 1);
     for (const char* prefix : {"std::", "operator new", "operator delete", "__cxxabiv1::", "__gnu_cxx::",
                                "typeinfo for std::", "typeinfo for __cxxabiv1::", "vtable for std::",
                                "vtable for __cxxabiv1::", "typeinfo name for std::", "VTT for std::"})
-      if (starts_with(demangled, prefix)) return std::nullopt;
+      if (starts_with(demangled, prefix) || starts_with(after_return_type, prefix)) return std::nullopt;
   }
   // The libc / C++ runtime subset a kernel's host code and nvcc's generated code need.
   static const std::set<std::string> kLibc = {

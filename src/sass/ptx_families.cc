@@ -91,13 +91,15 @@ Json ptx_family_counts_to_json(const PtxFamilyCounts& counts) {
 
 PtxFamilyCounts ptx_family_counts_from_json(const Json& json) {
   PtxFamilyCounts counts;
-  for (const auto& [prefix, count] : json.value("totals", Json::object()).items())
+  const Json totals_json = json.value("totals", Json::object());
+  for (const auto& [prefix, count] : totals_json.items())
     counts.totals[prefix] = count.get<int>();
   for (const auto& item : json.value("functions", Json::array())) {
     PtxFunctionFamilies function;
     function.name = item.value("name", "");
     function.is_entry = item.value("is_entry", true);
-    for (const auto& [prefix, count] : item.value("counts", Json::object()).items())
+    const Json counts_json = item.value("counts", Json::object());
+    for (const auto& [prefix, count] : counts_json.items())
       function.counts[prefix] = count.get<int>();
     counts.functions.push_back(std::move(function));
   }

@@ -192,7 +192,8 @@ PtxasReport ptxas_report_from_json(const Json& json) {
     kernel.spill_load_bytes = item.value("spill_load_bytes", std::int64_t{0});
     kernel.local_bytes = item.value("local_bytes", std::int64_t{0});
     kernel.cumulative_stack_bytes = item.value("cumulative_stack_bytes", std::int64_t{0});
-    for (const auto& [bank, bytes] : item.value("constant_bytes", Json::object()).items())
+    const Json constant_bytes_json = item.value("constant_bytes", Json::object());
+    for (const auto& [bank, bytes] : constant_bytes_json.items())
       kernel.constant_bytes.emplace_back(bank, bytes.get<std::int64_t>());
     for (const auto& diagnostic : item.value("diagnostics", Json::array()))
       kernel.diagnostics.push_back(diagnostic_from_json(diagnostic));
