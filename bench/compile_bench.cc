@@ -17,7 +17,8 @@ namespace {
 using namespace ptxb;
 
 double elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
 }
 
 int run_bench(int hits) {
@@ -37,14 +38,17 @@ int run_bench(int hits) {
   signature.parameters = {{AbiParameter::Kind::kOutput, "float*", "out", "out", false},
                           {AbiParameter::Kind::kStream, "cudaStream_t", "stream", "", false}};
   std::cout << "toolchain: " << toolchain->info().fingerprint() << "\n";
-  std::cout << "| arch | kernel | cold compile (ms) | cache hit median (ms) | hit max (ms) | cold/hit |\n";
+  std::cout << "| arch | kernel | cold compile (ms) | cache hit median (ms) | hit max (ms) | "
+               "cold/hit |\n";
   std::cout << "|---|---|---|---|---|---|\n";
   int status = 0;
   for (const Case& c : {Case{"sm_90a", "hopper_two_kernels.cu"}, Case{"sm_100a", "tcgen05.cu"}}) {
-    auto source = read_file(std::string(PTXB_TESTDATA_DIR) + "/compile/kernels/" + c.file, 1u << 20);
+    auto source =
+        read_file(std::string(PTXB_TESTDATA_DIR) + "/compile/kernels/" + c.file, 1u << 20);
     if (!source.ok()) return 1;
     CompileRequest request;
-    request.source = *source + "\nvoid run(float* out, cudaStream_t stream) { (void)out; (void)stream; }\n";
+    request.source =
+        *source + "\nvoid run(float* out, cudaStream_t stream) { (void)out; (void)stream; }\n";
     request.signature = signature;
     request.options = CompileOptions::defaults();
     request.options.arch = c.arch;
@@ -54,7 +58,8 @@ int run_bench(int hits) {
     auto cold = compile_solution(request, *toolchain);
     const double cold_ms = elapsed_ms(start);
     if (!cold.ok() || !cold->ok()) {
-      std::cerr << "compile_bench: cold compile failed: " << (cold.ok() ? cold->message : cold.error().message) << "\n";
+      std::cerr << "compile_bench: cold compile failed: "
+                << (cold.ok() ? cold->message : cold.error().message) << "\n";
       return 1;
     }
     request.options.use_cache = true;
@@ -70,8 +75,8 @@ int run_bench(int hits) {
     }
     std::sort(hit_ms.begin(), hit_ms.end());
     const double median = hit_ms[hit_ms.size() / 2];
-    std::cout << fmt::format("| {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.0f}x |\n", c.arch, c.file, cold_ms, median,
-                             hit_ms.back(), cold_ms / median);
+    std::cout << fmt::format("| {} | {} | {:.0f} | {:.2f} | {:.2f} | {:.0f}x |\n", c.arch, c.file,
+                             cold_ms, median, hit_ms.back(), cold_ms / median);
     if (median >= 50.0) status = 2;  // misses the target; reported, not a crash
   }
   remove_tree(*cache_dir);
@@ -83,7 +88,8 @@ int run_bench(int hits) {
 int main(int argc, char** argv) {
   int hits = 20;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--hits") == 0 && i + 1 < argc) hits = std::max(1, std::atoi(argv[++i]));
+    if (std::strcmp(argv[i], "--hits") == 0 && i + 1 < argc)
+      hits = std::max(1, std::atoi(argv[++i]));
     else {
       std::cerr << "usage: compile_bench [--hits N]\n";
       return 2;

@@ -16,7 +16,12 @@ constexpr std::size_t kMaxArtifactBytes = std::size_t{256} << 20;
 
 void hash_field(Sha256& hash, const std::string& label, const std::string& value) {
   // Length-prefixed fields: no two different field lists hash the same byte stream.
-  hash.update(label).update(":").update(std::to_string(value.size())).update(":").update(value).update("\n");
+  hash.update(label)
+      .update(":")
+      .update(std::to_string(value.size()))
+      .update(":")
+      .update(value)
+      .update("\n");
 }
 
 }  // namespace
@@ -79,7 +84,8 @@ Result<std::string> CompileCache::make_staging_dir() const {
   return make_temp_directory("build", staging_root);
 }
 
-Result<bool> CompileCache::publish(const std::string& staging_dir, const std::string& key, bool replace) const {
+Result<bool> CompileCache::publish(const std::string& staging_dir, const std::string& key,
+                                   bool replace) const {
   const std::string final_dir = entry_dir(key);
   PTXB_RETURN_IF_ERROR(make_directories(root_ + "/" + key.substr(0, 2)));
   if (replace && path_exists(final_dir)) {
@@ -87,7 +93,8 @@ Result<bool> CompileCache::publish(const std::string& staging_dir, const std::st
     PTXB_ASSIGN_OR_RETURN(std::string graveyard, make_temp_directory("old", root_ + "/staging"));
     const std::string old_entry = graveyard + "/entry";
     if (std::rename(final_dir.c_str(), old_entry.c_str()) != 0 && errno != ENOENT)
-      return make_error("io", "{}: cannot replace cache entry: {}", final_dir, std::strerror(errno));
+      return make_error("io", "{}: cannot replace cache entry: {}", final_dir,
+                        std::strerror(errno));
     remove_tree(graveyard);
   }
   if (std::rename(staging_dir.c_str(), final_dir.c_str()) == 0) return true;

@@ -20,7 +20,8 @@ CompileOptions CompileOptions::defaults() {
         const auto slash = relative.find('/');
         if (slash == std::string::npos) continue;
         const std::string include = packs + "/" + relative.substr(0, slash) + "/include";
-        if (is_directory(include) && std::find(dirs.begin(), dirs.end(), canonical_path(include)) == dirs.end())
+        if (is_directory(include) &&
+            std::find(dirs.begin(), dirs.end(), canonical_path(include)) == dirs.end())
           dirs.push_back(canonical_path(include));
       }
     }
@@ -54,7 +55,8 @@ Result<CompileOptions> compile_options_from_json(const Json& json) {
     options.arch = json.value("arch", options.arch);
     options.use_cache = json.value("use_cache", options.use_cache);
     if (json.contains("timeout_s"))
-      options.timeout = std::chrono::milliseconds(static_cast<long long>(json.at("timeout_s").get<double>() * 1000));
+      options.timeout = std::chrono::milliseconds(
+          static_cast<long long>(json.at("timeout_s").get<double>() * 1000));
     options.max_source_bytes = json.value("max_source_bytes", options.max_source_bytes);
     options.log_cap_bytes = json.value("log_cap_bytes", options.log_cap_bytes);
     options.include_dirs = json.value("include_dirs", options.include_dirs);
@@ -86,11 +88,16 @@ Result<RunSignature> signature_from_json(const Json& json) {
   for (const auto& item : json) {
     const std::string kind = item.value("kind", "");
     AbiParameter parameter;
-    if (kind == "input") parameter.kind = AbiParameter::Kind::kInput;
-    else if (kind == "output") parameter.kind = AbiParameter::Kind::kOutput;
-    else if (kind == "axis") parameter.kind = AbiParameter::Kind::kAxis;
-    else if (kind == "stream") parameter.kind = AbiParameter::Kind::kStream;
-    else return make_error("parse", "signature: unknown parameter kind '{}'", kind);
+    if (kind == "input")
+      parameter.kind = AbiParameter::Kind::kInput;
+    else if (kind == "output")
+      parameter.kind = AbiParameter::Kind::kOutput;
+    else if (kind == "axis")
+      parameter.kind = AbiParameter::Kind::kAxis;
+    else if (kind == "stream")
+      parameter.kind = AbiParameter::Kind::kStream;
+    else
+      return make_error("parse", "signature: unknown parameter kind '{}'", kind);
     parameter.type = item.value("type", "");
     parameter.name = item.value("name", "");
     parameter.source_name = item.value("source_name", "");
@@ -115,16 +122,21 @@ Result<CompileRequest> compile_request_from_json(const Json& json) {
   CompileRequest request;
   request.source = json["source"].get<std::string>();
   request.source_name = json.value("source_name", request.source_name);
-  PTXB_ASSIGN_OR_RETURN(request.signature, signature_from_json(json.value("signature", Json::array())));
-  PTXB_ASSIGN_OR_RETURN(request.options, compile_options_from_json(json.value("options", Json::object())));
+  PTXB_ASSIGN_OR_RETURN(request.signature,
+                        signature_from_json(json.value("signature", Json::array())));
+  PTXB_ASSIGN_OR_RETURN(request.options,
+                        compile_options_from_json(json.value("options", Json::object())));
   return request;
 }
 
 std::string_view compile_status_name(CompileStatus status) {
   switch (status) {
-    case CompileStatus::kOk: return "OK";
-    case CompileStatus::kCompileError: return "COMPILE_ERROR";
-    case CompileStatus::kForbidden: return "FORBIDDEN";
+    case CompileStatus::kOk:
+      return "OK";
+    case CompileStatus::kCompileError:
+      return "COMPILE_ERROR";
+    case CompileStatus::kForbidden:
+      return "FORBIDDEN";
   }
   return "COMPILE_ERROR";
 }
@@ -136,11 +148,13 @@ std::string SourceDiagnostic::describe() const {
 Json compile_result_to_json(const CompileResult& result) {
   Json diagnostics = Json::array();
   for (const auto& d : result.diagnostics)
-    diagnostics.push_back(Json{{"file", d.file}, {"line", d.line}, {"severity", d.severity}, {"message", d.message}});
+    diagnostics.push_back(
+        Json{{"file", d.file}, {"line", d.line}, {"severity", d.severity}, {"message", d.message}});
   Json stages = Json::object();
   for (const auto& [stage, ms] : result.stage_ms) stages[stage] = ms;
   Json forbidden = Json::array();
-  for (const auto& finding : result.forbidden) forbidden.push_back(forbidden_finding_to_json(finding));
+  for (const auto& finding : result.forbidden)
+    forbidden.push_back(forbidden_finding_to_json(finding));
   const CompileArtifact& a = result.artifact;
   Json hashes = Json::object();
   for (const auto& [file, digest] : a.sha256) hashes[file] = digest;
@@ -174,21 +188,28 @@ Json compile_result_to_json(const CompileResult& result) {
 }
 
 Result<CompileResult> compile_result_from_json(const Json& json, const std::string& origin) {
-  if (!json.is_object()) return make_error("parse", "{}: compile result: expected an object", origin);
+  if (!json.is_object())
+    return make_error("parse", "{}: compile result: expected an object", origin);
   CompileResult result;
   try {
     const std::string status = json.at("status").get<std::string>();
-    if (status == "OK") result.status = CompileStatus::kOk;
-    else if (status == "COMPILE_ERROR") result.status = CompileStatus::kCompileError;
-    else if (status == "FORBIDDEN") result.status = CompileStatus::kForbidden;
-    else return make_error("parse", "{}: $.status: unknown compile status '{}'", origin, status);
+    if (status == "OK")
+      result.status = CompileStatus::kOk;
+    else if (status == "COMPILE_ERROR")
+      result.status = CompileStatus::kCompileError;
+    else if (status == "FORBIDDEN")
+      result.status = CompileStatus::kForbidden;
+    else
+      return make_error("parse", "{}: $.status: unknown compile status '{}'", origin, status);
     result.reason = json.value("reason", "");
     result.message = json.value("message", "");
     result.from_cache = json.value("from_cache", false);
     for (const auto& d : json.value("diagnostics", Json::array()))
-      result.diagnostics.push_back(SourceDiagnostic{d.value("file", ""), d.value("line", 0), d.value("severity", ""),
+      result.diagnostics.push_back(SourceDiagnostic{d.value("file", ""), d.value("line", 0),
+                                                    d.value("severity", ""),
                                                     d.value("message", "")});
-    for (const auto& f : json.value("forbidden", Json::array())) result.forbidden.push_back(forbidden_finding_from_json(f));
+    for (const auto& f : json.value("forbidden", Json::array()))
+      result.forbidden.push_back(forbidden_finding_from_json(f));
     const Json stage_ms_json = json.value("stage_ms", Json::object());
     for (const auto& [stage, ms] : stage_ms_json.items())
       result.stage_ms.emplace_back(stage, ms.get<double>());

@@ -32,8 +32,8 @@ std::vector<std::string> tool_environment() {
   std::vector<std::string> env;
   for (const auto& entry : current_environment()) {
     const std::string key = entry.substr(0, entry.find('='));
-    if (key == "NVCC_PREPEND_FLAGS" || key == "NVCC_APPEND_FLAGS" || key == "CPATH" || key == "C_INCLUDE_PATH" ||
-        key == "CPLUS_INCLUDE_PATH" || key == "NVCC_CCBIN")
+    if (key == "NVCC_PREPEND_FLAGS" || key == "NVCC_APPEND_FLAGS" || key == "CPATH" ||
+        key == "C_INCLUDE_PATH" || key == "CPLUS_INCLUDE_PATH" || key == "NVCC_CCBIN")
       continue;
     env.push_back(entry);
   }
@@ -44,12 +44,16 @@ std::vector<std::string> tool_environment() {
 class Pipeline {
  public:
   Pipeline(const CompileRequest& request, const Toolchain& toolchain)
-      : request_(request), toolchain_(toolchain), start_(Clock::now()), deadline_(start_ + request.options.timeout) {}
+      : request_(request),
+        toolchain_(toolchain),
+        start_(Clock::now()),
+        deadline_(start_ + request.options.timeout) {}
 
   // Runs a tool in `cwd` with what is left of the compile's time budget. nullopt result with
   // `timed_out_` set when the budget is spent.
   Result<ProcessResult> run_tool(const std::vector<std::string>& argv, const std::string& cwd) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
     ProcessSpec spec;
     spec.argv = argv;
     spec.cwd = cwd;
@@ -61,11 +65,14 @@ class Pipeline {
     log_ += result.stdout_text;
     log_ += result.stderr_text;
     if (!ends_with(log_, "\n")) log_ += "\n";
-    if (!result.succeeded()) log_ += "# " + argv[0].substr(argv[0].rfind('/') + 1) + ": " + result.describe() + "\n";
+    if (!result.succeeded())
+      log_ += "# " + argv[0].substr(argv[0].rfind('/') + 1) + ": " + result.describe() + "\n";
     return result;
   }
 
-  void stage(const std::string& name, Clock::time_point since) { stages_.emplace_back(name, ms_since(since)); }
+  void stage(const std::string& name, Clock::time_point since) {
+    stages_.emplace_back(name, ms_since(since));
+  }
   std::string& log() { return log_; }
   std::vector<std::pair<std::string, double>>& stages() { return stages_; }
   Clock::time_point start() const { return start_; }
@@ -94,30 +101,33 @@ CompileResult failed(CompileStatus status, std::string reason, std::string messa
 }
 
 Status hash_artifact_files(CompileArtifact& artifact) {
-  std::vector<std::string> files = {artifact.source_file, artifact.trampoline_file, artifact.shared_object,
-                                    artifact.ptx_file, artifact.sass_file};
+  std::vector<std::string> files = {artifact.source_file, artifact.trampoline_file,
+                                    artifact.shared_object, artifact.ptx_file, artifact.sass_file};
   files.insert(files.end(), artifact.cubin_files.begin(), artifact.cubin_files.end());
   for (const auto& file : files) {
     if (!path_exists(artifact.path_of(file))) continue;
-    PTXB_ASSIGN_OR_RETURN(std::string bytes, read_file(artifact.path_of(file), std::size_t{512} << 20));
+    PTXB_ASSIGN_OR_RETURN(std::string bytes,
+                          read_file(artifact.path_of(file), std::size_t{512} << 20));
     artifact.sha256[file] = sha256_hex(bytes);
   }
   return ok_status();
 }
 
 // The analysis half: disassemble the linked .so and parse everything. Fills `result`.
-Status analyse_binary(Pipeline& pipeline, const Toolchain& toolchain, const std::string& dir, CompileResult& result) {
+Status analyse_binary(Pipeline& pipeline, const Toolchain& toolchain, const std::string& dir,
+                      CompileResult& result) {
   CompileArtifact& artifact = result.artifact;
   const std::string& cuobjdump = toolchain.info().cuobjdump.path;
   auto since = Clock::now();
   // Cubins are extracted from the shared object itself, so what is analysed (and later hashed
   // by the runner's module-load check) is exactly what the GPU will load.
   PTXB_RETURN_IF_ERROR(make_directories(dir + "/" + kCubinDir));
-  PTXB_ASSIGN_OR_RETURN(ProcessResult extract,
-                        pipeline.run_tool({cuobjdump, "-xelf", "all", "../" + artifact.shared_object}, dir + "/" + kCubinDir));
+  PTXB_ASSIGN_OR_RETURN(ProcessResult extract, pipeline.run_tool({cuobjdump, "-xelf", "all",
+                                                                  "../" + artifact.shared_object},
+                                                                 dir + "/" + kCubinDir));
   if (!extract.succeeded())
-    return make_error("toolchain", "{}: cuobjdump -xelf all failed: {}", artifact.path_of(artifact.shared_object),
-                      extract.describe());
+    return make_error("toolchain", "{}: cuobjdump -xelf all failed: {}",
+                      artifact.path_of(artifact.shared_object), extract.describe());
   PTXB_ASSIGN_OR_RETURN(auto cubins, list_files(dir + "/" + kCubinDir));
   for (const auto& cubin : cubins) {
     const std::string name = cubin.substr(cubin.rfind('/') + 1);
@@ -128,19 +138,24 @@ Status analyse_binary(Pipeline& pipeline, const Toolchain& toolchain, const std:
   }
   remove_tree(dir + "/" + kCubinDir);
   if (artifact.cubin_files.empty())
-    return make_error("toolchain", "{}: cuobjdump found no cubin in the shared object", artifact.path_of(artifact.shared_object));
+    return make_error("toolchain", "{}: cuobjdump found no cubin in the shared object",
+                      artifact.path_of(artifact.shared_object));
 
-  PTXB_ASSIGN_OR_RETURN(ProcessResult sass, pipeline.run_tool({cuobjdump, "-sass", artifact.shared_object}, dir));
+  PTXB_ASSIGN_OR_RETURN(ProcessResult sass,
+                        pipeline.run_tool({cuobjdump, "-sass", artifact.shared_object}, dir));
   if (!sass.succeeded())
-    return make_error("toolchain", "{}: cuobjdump -sass failed: {}", artifact.path_of(artifact.shared_object), sass.describe());
+    return make_error("toolchain", "{}: cuobjdump -sass failed: {}",
+                      artifact.path_of(artifact.shared_object), sass.describe());
   PTXB_RETURN_IF_ERROR(write_file_atomic(artifact.path_of(artifact.sass_file), sass.stdout_text));
   // The cuobjdump command is in the log; its (large) listing lives in kernel.sass instead.
   pipeline.stage("disassemble", since);
 
   since = Clock::now();
-  PTXB_ASSIGN_OR_RETURN(auto kernels, parse_cuobjdump_sass(sass.stdout_text, artifact.path_of(artifact.sass_file)));
+  PTXB_ASSIGN_OR_RETURN(
+      auto kernels, parse_cuobjdump_sass(sass.stdout_text, artifact.path_of(artifact.sass_file)));
   result.sass = summarize_sass(std::move(kernels), artifact.arch);
-  PTXB_ASSIGN_OR_RETURN(std::string ptx, read_file(artifact.path_of(artifact.ptx_file), kMaxPreprocessedBytes));
+  PTXB_ASSIGN_OR_RETURN(std::string ptx,
+                        read_file(artifact.path_of(artifact.ptx_file), kMaxPreprocessedBytes));
   result.ptx_families = count_ptx_families(ptx);
   pipeline.stage("analysis", since);
   return ok_status();
@@ -154,26 +169,51 @@ Result<std::string> gencode_for_arch(const std::string& arch) {
   // plain sm_XX or a PTX-only (JIT) target.
   if (arch == "sm_90a") return std::string("arch=compute_90a,code=sm_90a");
   if (arch == "sm_100a") return std::string("arch=compute_100a,code=sm_100a");
-  return make_error("validation", "unsupported architecture '{}' (expected sm_90a or sm_100a)", arch);
+  return make_error("validation", "unsupported architecture '{}' (expected sm_90a or sm_100a)",
+                    arch);
 }
 
-std::vector<std::string> nvcc_compile_command(const ToolchainInfo& toolchain, const CompileRequest& request,
+std::vector<std::string> nvcc_compile_command(const ToolchainInfo& toolchain,
+                                              const CompileRequest& request,
                                               const std::string& gencode) {
-  std::vector<std::string> argv = {toolchain.nvcc.path, "-gencode", gencode, "-O3", "-lineinfo", "-Xptxas", "-v",
-                                   "-Xcompiler", "-fPIC,-fvisibility=hidden", "--keep", "--keep-dir", kKeepDir};
+  std::vector<std::string> argv = {toolchain.nvcc.path,
+                                   "-gencode",
+                                   gencode,
+                                   "-O3",
+                                   "-lineinfo",
+                                   "-Xptxas",
+                                   "-v",
+                                   "-Xcompiler",
+                                   "-fPIC,-fvisibility=hidden",
+                                   "--keep",
+                                   "--keep-dir",
+                                   kKeepDir};
   for (const auto& dir : request.options.include_dirs) argv.push_back("-I" + dir);
   argv.insert(argv.end(), {"-c", request.source_name, "-o", kObjectFile});
   return argv;
 }
 
-std::vector<std::string> nvcc_link_command(const ToolchainInfo& toolchain, const std::string& gencode) {
+std::vector<std::string> nvcc_link_command(const ToolchainInfo& toolchain,
+                                           const std::string& gencode) {
   // -cudart shared: see compile/forbidden.h (static cudart brings its own dlopen/socket imports).
-  return {toolchain.nvcc.path, "-gencode", gencode, "-O3", "-shared", "-cudart", "shared", "-Xcompiler",
-          "-fPIC,-fvisibility=hidden", "-o", "kernel.so", kObjectFile, "trampoline.cpp"};
+  return {toolchain.nvcc.path,
+          "-gencode",
+          gencode,
+          "-O3",
+          "-shared",
+          "-cudart",
+          "shared",
+          "-Xcompiler",
+          "-fPIC,-fvisibility=hidden",
+          "-o",
+          "kernel.so",
+          kObjectFile,
+          "trampoline.cpp"};
 }
 
 std::vector<SourceDiagnostic> parse_source_diagnostics(std::string_view log) {
-  static const std::regex kEdg(R"(^([^\s():]+)\((\d+)\): (catastrophic error|error|warning)(?: #[\w-]+)?: (.*)$)");
+  static const std::regex kEdg(
+      R"(^([^\s():]+)\((\d+)\): (catastrophic error|error|warning)(?: #[\w-]+)?: (.*)$)");
   static const std::regex kGcc(R"(^([^\s:]+):(\d+):(?:\d+:)? (fatal error|error|warning): (.*)$)");
   std::vector<SourceDiagnostic> diagnostics;
   for (const auto& line : split_lines(log)) {
@@ -181,7 +221,8 @@ std::vector<SourceDiagnostic> parse_source_diagnostics(std::string_view log) {
     if (std::regex_match(line, match, kEdg) || std::regex_match(line, match, kGcc)) {
       std::string severity = match[3];
       if (severity != "warning") severity = "error";
-      diagnostics.push_back(SourceDiagnostic{match[1], std::stoi(match[2]), severity, trim(match[4].str())});
+      diagnostics.push_back(
+          SourceDiagnostic{match[1], std::stoi(match[2]), severity, trim(match[4].str())});
     }
   }
   return diagnostics;
@@ -196,15 +237,17 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   PTXB_ASSIGN_OR_RETURN(const std::string gencode, gencode_for_arch(options.arch));
   if (request.source_name.empty() || request.source_name.find('/') != std::string::npos ||
       !ends_with(request.source_name, ".cu"))
-    return make_error("validation", "source name '{}' must be a plain file name ending in .cu", request.source_name);
+    return make_error("validation", "source name '{}' must be a plain file name ending in .cu",
+                      request.source_name);
   if (request.source.size() > options.max_source_bytes)
-    return failed(CompileStatus::kCompileError, "source_too_large",
-                  fmt::format("{}: {} bytes exceeds the source size limit of {} bytes", request.source_name,
-                              request.source.size(), options.max_source_bytes));
+    return failed(
+        CompileStatus::kCompileError, "source_too_large",
+        fmt::format("{}: {} bytes exceeds the source size limit of {} bytes", request.source_name,
+                    request.source.size(), options.max_source_bytes));
   if (request.source.find('\0') != std::string::npos)
     return failed(CompileStatus::kCompileError, "source_not_text",
-                  fmt::format("{}: binary input (contains a NUL byte at offset {})", request.source_name,
-                              request.source.find('\0')));
+                  fmt::format("{}: binary input (contains a NUL byte at offset {})",
+                              request.source_name, request.source.find('\0')));
   if (const std::string utf8 = find_utf8_error(request.source); !utf8.empty())
     return failed(CompileStatus::kCompileError, "source_not_text",
                   fmt::format("{}: not valid UTF-8 text: {}", request.source_name, utf8));
@@ -214,13 +257,17 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   since = Clock::now();
   const auto compile_command = nvcc_compile_command(toolchain.info(), request, gencode);
   const auto link_command = nvcc_link_command(toolchain.info(), gencode);
-  const std::string key = compile_cache_key(request, toolchain.info(), compile_command, link_command);
+  const std::string key =
+      compile_cache_key(request, toolchain.info(), compile_command, link_command);
   CompileCache cache(options.cache_dir);
+  // An entry that exists but failed lookup (damaged, hash mismatch) must be replaced, not kept.
+  bool replace_entry = !options.use_cache;
   if (options.use_cache) {
     if (auto hit = cache.lookup(key)) {
       hit->stage_ms = {{"cache_lookup", ms_since(since)}, {"total", ms_since(pipeline.start())}};
       return std::move(*hit);
     }
+    replace_entry = path_exists(cache.entry_dir(key));
   }
   pipeline.stage("cache_lookup", since);
 
@@ -237,7 +284,8 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   artifact.cache_key = key;
   artifact.ptx_file = request.source_name.substr(0, request.source_name.size() - 3) + ".ptx";
   PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/" + request.source_name, request.source));
-  PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/" + artifact.trampoline_file, generate_trampoline(request.signature)));
+  PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/" + artifact.trampoline_file,
+                                         generate_trampoline(request.signature)));
   PTXB_RETURN_IF_ERROR(make_directories(dir + "/" + kKeepDir));
 
   auto finish = [&](CompileResult&& done, bool cacheable) -> Result<CompileResult> {
@@ -258,10 +306,12 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
     done.stage_ms = pipeline.stages();
     done.stage_ms.emplace_back("cache_store", ms_since(store_since));
     done.stage_ms.emplace_back("total", ms_since(pipeline.start()));
-    PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/result.json", dump_pretty(compile_result_to_json(done))));
-    PTXB_ASSIGN_OR_RETURN(bool ours, cache.publish(dir, key, /*replace=*/!options.use_cache));
+    PTXB_RETURN_IF_ERROR(
+        write_file_atomic(dir + "/result.json", dump_pretty(compile_result_to_json(done))));
+    PTXB_ASSIGN_OR_RETURN(bool ours, cache.publish(dir, key, replace_entry));
     if (!ours) {
-      // A concurrent process stored the same key first: return its artifact, whose hashes match its files.
+      // A concurrent process stored the same key first: return its artifact, whose hashes match its
+      // files.
       if (auto winner = cache.lookup(key)) {
         winner->from_cache = false;
         return std::move(*winner);
@@ -276,11 +326,12 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   PTXB_ASSIGN_OR_RETURN(ProcessResult compile, pipeline.run_tool(compile_command, dir));
   pipeline.stage("nvcc_compile", since);
   if (compile.timed_out) {
-    return finish(failed(CompileStatus::kCompileError, "compile_timeout",
-                         fmt::format("{}: compilation exceeded the time limit of {:.1f} s and was killed "
-                                     "(nvcc and its children, as a process group)",
-                                     request.source_name, options.timeout.count() / 1000.0)),
-                  /*cacheable=*/false);
+    return finish(
+        failed(CompileStatus::kCompileError, "compile_timeout",
+               fmt::format("{}: compilation exceeded the time limit of {:.1f} s and was killed "
+                           "(nvcc and its children, as a process group)",
+                           request.source_name, options.timeout.count() / 1000.0)),
+        /*cacheable=*/false);
   }
   const std::string compile_output = compile.stdout_text + compile.stderr_text;
   result.diagnostics = parse_source_diagnostics(compile_output);
@@ -298,14 +349,16 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
       preprocessed.push_back(std::move(text));
     }
     if (preprocessed.empty() && compile.succeeded())
-      return make_error("toolchain", "{}: nvcc --keep left no preprocessed (.ii) files; cannot check includes",
+      return make_error("toolchain",
+                        "{}: nvcc --keep left no preprocessed (.ii) files; cannot check includes",
                         dir + "/" + kKeepDir);
     HeaderPolicy policy{toolchain.info().cuda_include_dir, options.include_dirs,
                         canonical_path(dir + "/" + request.source_name)};
     result.forbidden = check_headers(included_files_from_line_markers(preprocessed, dir), policy);
     // Copy the PTX out of the keep dir before it is removed.
     const std::string kept_ptx = dir + "/" + kKeepDir + "/" + artifact.ptx_file;
-    if (path_exists(kept_ptx) && std::rename(kept_ptx.c_str(), artifact.path_of(artifact.ptx_file).c_str()) != 0)
+    if (path_exists(kept_ptx) &&
+        std::rename(kept_ptx.c_str(), artifact.path_of(artifact.ptx_file).c_str()) != 0)
       return make_error("io", "{}: cannot move the PTX file", kept_ptx);
   }
   pipeline.stage("header_check", since);
@@ -317,9 +370,10 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   }
   if (!compile.succeeded()) {
     result.status = CompileStatus::kCompileError;
-    result.reason = contains(compile_output, "ptxas") && !contains(compile_output, request.source_name + "(")
-                        ? "ptxas_error"
-                        : "nvcc_error";
+    result.reason =
+        contains(compile_output, "ptxas") && !contains(compile_output, request.source_name + "(")
+            ? "ptxas_error"
+            : "nvcc_error";
     std::string first;
     for (const auto& d : result.diagnostics)
       if (d.severity == "error") {
@@ -336,10 +390,11 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   PTXB_ASSIGN_OR_RETURN(ProcessResult link, pipeline.run_tool(link_command, dir));
   pipeline.stage("link", since);
   if (link.timed_out)
-    return finish(failed(CompileStatus::kCompileError, "compile_timeout",
-                         fmt::format("{}: linking exceeded the time limit of {:.1f} s and was killed", request.source_name,
-                                     options.timeout.count() / 1000.0)),
-                  false);
+    return finish(
+        failed(CompileStatus::kCompileError, "compile_timeout",
+               fmt::format("{}: linking exceeded the time limit of {:.1f} s and was killed",
+                           request.source_name, options.timeout.count() / 1000.0)),
+        false);
   if (!link.succeeded()) {
     result.status = CompileStatus::kCompileError;
     result.reason = "link_error";
@@ -350,12 +405,15 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
 
   // --- undefined symbols: allow-list and the `run` contract ---
   since = Clock::now();
-  PTXB_ASSIGN_OR_RETURN(ElfDynamicSymbols symbols, read_elf_dynamic_symbols_file(artifact.path_of(artifact.shared_object)));
+  PTXB_ASSIGN_OR_RETURN(ElfDynamicSymbols symbols,
+                        read_elf_dynamic_symbols_file(artifact.path_of(artifact.shared_object)));
   std::vector<std::string> undefined;
   bool run_missing = false;
   for (const auto& name : symbols.undefined_names()) {
-    if (is_mangled_run_symbol(name)) run_missing = true;
-    else undefined.push_back(name);
+    if (is_mangled_run_symbol(name))
+      run_missing = true;
+    else
+      undefined.push_back(name);
   }
   result.forbidden = check_undefined_symbols(undefined);
   pipeline.stage("symbol_check", since);
@@ -368,16 +426,19 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   if (run_missing) {
     result.status = CompileStatus::kCompileError;
     result.reason = "missing_run";
-    result.message = fmt::format("{} must define `{}` (no function with exactly this signature was found)",
-                                 request.source_name, request.signature.declaration());
+    result.message =
+        fmt::format("{} must define `{}` (no function with exactly this signature was found)",
+                    request.source_name, request.signature.declaration());
     return finish(std::move(result), true);
   }
 
   PTXB_RETURN_IF_ERROR(analyse_binary(pipeline, toolchain, dir, result));
   result.status = CompileStatus::kOk;
-  result.message = fmt::format("compiled for {}; target instructions {}", options.arch,
-                               result.sass.target_present ? "present (" + join(result.sass.qualifying_families_found, ", ") + ")"
-                                                          : "absent");
+  result.message =
+      fmt::format("compiled for {}; target instructions {}", options.arch,
+                  result.sass.target_present
+                      ? "present (" + join(result.sass.qualifying_families_found, ", ") + ")"
+                      : "absent");
   return finish(std::move(result), true);
 }
 

@@ -20,9 +20,11 @@ namespace ptxb {
 Result<std::string> gencode_for_arch(const std::string& arch);
 
 // The candidate's compile command (cwd = build dir) and the link command, exactly as run.
-std::vector<std::string> nvcc_compile_command(const ToolchainInfo& toolchain, const CompileRequest& request,
+std::vector<std::string> nvcc_compile_command(const ToolchainInfo& toolchain,
+                                              const CompileRequest& request,
                                               const std::string& gencode);
-std::vector<std::string> nvcc_link_command(const ToolchainInfo& toolchain, const std::string& gencode);
+std::vector<std::string> nvcc_link_command(const ToolchainInfo& toolchain,
+                                           const std::string& gencode);
 
 // Parses nvcc/EDG ("kernel.cu(12): error: ...") and host compiler ("kernel.cu:12:5: error: ...")
 // diagnostics out of a compile log.

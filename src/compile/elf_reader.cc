@@ -40,7 +40,8 @@ bool in_bounds(std::string_view bytes, std::uint64_t offset, std::uint64_t size)
 std::string string_at(std::string_view table, std::uint64_t offset) {
   if (offset >= table.size()) return "";
   const auto end = table.find('\0', offset);
-  return std::string(table.substr(offset, end == std::string_view::npos ? table.size() - offset : end - offset));
+  return std::string(
+      table.substr(offset, end == std::string_view::npos ? table.size() - offset : end - offset));
 }
 
 }  // namespace
@@ -59,23 +60,30 @@ std::vector<std::string> ElfDynamicSymbols::defined_names() const {
   return names;
 }
 
-Result<ElfDynamicSymbols> read_elf_dynamic_symbols(std::string_view bytes, const std::string& origin) {
-  if (bytes.size() < kEhdrSize || std::memcmp(bytes.data(), "\x7f" "ELF", 4) != 0)
+Result<ElfDynamicSymbols> read_elf_dynamic_symbols(std::string_view bytes,
+                                                   const std::string& origin) {
+  if (bytes.size() < kEhdrSize || std::memcmp(bytes.data(),
+                                              "\x7f"
+                                              "ELF",
+                                              4) != 0)
     return make_error("elf", "{}: not an ELF file", origin);
-  if (bytes[4] != 2) return make_error("elf", "{}: not a 64-bit ELF file (EI_CLASS={})", origin, int(bytes[4]));
+  if (bytes[4] != 2)
+    return make_error("elf", "{}: not a 64-bit ELF file (EI_CLASS={})", origin, int(bytes[4]));
   if (bytes[5] != 1) return make_error("elf", "{}: not a little-endian ELF file", origin);
   const auto section_offset = load<std::uint64_t>(bytes, 0x28);
   const auto section_entry_size = load<std::uint16_t>(bytes, 0x3A);
   const auto section_count = load<std::uint16_t>(bytes, 0x3C);
-  if (section_entry_size != kShdrSize || !in_bounds(bytes, section_offset, std::uint64_t{section_count} * kShdrSize))
+  if (section_entry_size != kShdrSize ||
+      !in_bounds(bytes, section_offset, std::uint64_t{section_count} * kShdrSize))
     return make_error("elf", "{}: section header table out of bounds (truncated file?)", origin);
 
   std::vector<Section> sections;
   for (std::uint16_t i = 0; i < section_count; ++i) {
     const std::size_t at = section_offset + std::size_t{i} * kShdrSize;
-    sections.push_back(Section{load<std::uint32_t>(bytes, at + 4), load<std::uint64_t>(bytes, at + 16),
-                               load<std::uint64_t>(bytes, at + 24), load<std::uint64_t>(bytes, at + 32),
-                               load<std::uint32_t>(bytes, at + 40), load<std::uint64_t>(bytes, at + 56)});
+    sections.push_back(
+        Section{load<std::uint32_t>(bytes, at + 4), load<std::uint64_t>(bytes, at + 16),
+                load<std::uint64_t>(bytes, at + 24), load<std::uint64_t>(bytes, at + 32),
+                load<std::uint32_t>(bytes, at + 40), load<std::uint64_t>(bytes, at + 56)});
   }
 
   ElfDynamicSymbols result;
@@ -87,15 +95,19 @@ Result<ElfDynamicSymbols> read_elf_dynamic_symbols(std::string_view bytes, const
   }
   // A shared object always has .dynsym; without it we could not tell what it imports.
   if (!dynsym) return make_error("elf", "{}: no .dynsym section (not a shared object?)", origin);
-  if (dynsym->link >= sections.size()) return make_error("elf", "{}: .dynsym has a bad string table link", origin);
+  if (dynsym->link >= sections.size())
+    return make_error("elf", "{}: .dynsym has a bad string table link", origin);
   const Section& strtab = sections[dynsym->link];
-  if (!in_bounds(bytes, dynsym->offset, dynsym->size) || !in_bounds(bytes, strtab.offset, strtab.size))
+  if (!in_bounds(bytes, dynsym->offset, dynsym->size) ||
+      !in_bounds(bytes, strtab.offset, strtab.size))
     return make_error("elf", "{}: .dynsym or .dynstr out of bounds (truncated file?)", origin);
-  if (dynsym->entry_size != kSymSize) return make_error("elf", "{}: unexpected .dynsym entry size {}", origin, dynsym->entry_size);
+  if (dynsym->entry_size != kSymSize)
+    return make_error("elf", "{}: unexpected .dynsym entry size {}", origin, dynsym->entry_size);
   const std::string_view strings = bytes.substr(strtab.offset, strtab.size);
 
   // Entry 0 is the reserved null symbol.
-  for (std::uint64_t at = dynsym->offset + kSymSize; at + kSymSize <= dynsym->offset + dynsym->size; at += kSymSize) {
+  for (std::uint64_t at = dynsym->offset + kSymSize; at + kSymSize <= dynsym->offset + dynsym->size;
+       at += kSymSize) {
     const auto name_offset = load<std::uint32_t>(bytes, at);
     const auto info = static_cast<std::uint8_t>(bytes[at + 4]);
     const auto section_index = load<std::uint16_t>(bytes, at + 6);
@@ -110,14 +122,17 @@ Result<ElfDynamicSymbols> read_elf_dynamic_symbols(std::string_view bytes, const
     result.symbols.push_back(std::move(symbol));
   }
 
-  if (dynamic && in_bounds(bytes, dynamic->offset, dynamic->size) && dynamic->link < sections.size()) {
+  if (dynamic && in_bounds(bytes, dynamic->offset, dynamic->size) &&
+      dynamic->link < sections.size()) {
     const Section& dynstr = sections[dynamic->link];
     if (in_bounds(bytes, dynstr.offset, dynstr.size)) {
       const std::string_view dynamic_strings = bytes.substr(dynstr.offset, dynstr.size);
-      for (std::uint64_t at = dynamic->offset; at + kDynSize <= dynamic->offset + dynamic->size; at += kDynSize) {
+      for (std::uint64_t at = dynamic->offset; at + kDynSize <= dynamic->offset + dynamic->size;
+           at += kDynSize) {
         const auto tag = load<std::int64_t>(bytes, at);
         if (tag == kDtNull) break;
-        if (tag == kDtNeeded) result.needed.push_back(string_at(dynamic_strings, load<std::uint64_t>(bytes, at + 8)));
+        if (tag == kDtNeeded)
+          result.needed.push_back(string_at(dynamic_strings, load<std::uint64_t>(bytes, at + 8)));
       }
     }
   }

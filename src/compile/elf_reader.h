@@ -18,22 +18,23 @@ namespace ptxb {
 
 struct ElfSymbol {
   std::string name;
-  bool defined = false;  // st_shndx != SHN_UNDEF
-  bool weak = false;     // STB_WEAK
-  bool function = false; // STT_FUNC
+  bool defined = false;            // st_shndx != SHN_UNDEF
+  bool weak = false;               // STB_WEAK
+  bool function = false;           // STT_FUNC
   bool global_visibility = false;  // STB_GLOBAL or STB_WEAK (exported/imported)
 };
 
 struct ElfDynamicSymbols {
-  std::vector<ElfSymbol> symbols;  // .dynsym order, the null entry skipped
-  std::vector<std::string> needed; // DT_NEEDED libraries (from .dynamic)
+  std::vector<ElfSymbol> symbols;   // .dynsym order, the null entry skipped
+  std::vector<std::string> needed;  // DT_NEEDED libraries (from .dynamic)
 
   std::vector<std::string> undefined_names() const;
   std::vector<std::string> defined_names() const;
 };
 
 // Parses ELF bytes already in memory. `origin` names the file in errors.
-Result<ElfDynamicSymbols> read_elf_dynamic_symbols(std::string_view bytes, const std::string& origin);
+Result<ElfDynamicSymbols> read_elf_dynamic_symbols(std::string_view bytes,
+                                                   const std::string& origin);
 
 // Reads the file (capped at 512 MiB) and parses it.
 Result<ElfDynamicSymbols> read_elf_dynamic_symbols_file(const std::string& path);

@@ -28,10 +28,11 @@ namespace ptxb {
 struct ForbiddenFinding {
   enum class Kind { kHeader, kSymbol };
   Kind kind = Kind::kHeader;
-  std::string item;                        // resolved header path, or symbol name
-  std::string demangled;                   // symbols: the demangled C++ name when it differs
-  std::string rule;                        // why: "cuBLAS", "dynamic loading", "not in the header allow-list"
-  std::vector<std::string> include_chain;  // headers: kernel.cu, ..., the includer (outermost first)
+  std::string item;       // resolved header path, or symbol name
+  std::string demangled;  // symbols: the demangled C++ name when it differs
+  std::string rule;       // why: "cuBLAS", "dynamic loading", "not in the header allow-list"
+  std::vector<std::string>
+      include_chain;  // headers: kernel.cu, ..., the includer (outermost first)
 
   // "kernel.cu -> a.h -> /usr/local/cuda/include/cublas_v2.h: cuBLAS" / "dlopen: dynamic loading"
   std::string describe() const;
@@ -41,14 +42,14 @@ Json forbidden_finding_to_json(const ForbiddenFinding& finding);
 ForbiddenFinding forbidden_finding_from_json(const Json& json);
 
 struct IncludedFile {
-  std::string path;                        // resolved (realpath), or as written if it does not exist
+  std::string path;  // resolved (realpath), or as written if it does not exist
   std::vector<std::string> include_chain;  // includers, outermost first (first time it was seen)
 };
 
 // Files named by the line markers of preprocessed output, in first-seen order; relative names
 // are resolved against `working_dir` (nvcc's cwd). The main file is included (empty chain).
-std::vector<IncludedFile> included_files_from_line_markers(const std::vector<std::string>& preprocessed_texts,
-                                                           const std::string& working_dir);
+std::vector<IncludedFile> included_files_from_line_markers(
+    const std::vector<std::string>& preprocessed_texts, const std::string& working_dir);
 
 struct HeaderPolicy {
   std::string cuda_include_dir;                // resolved toolkit include dir
@@ -57,9 +58,11 @@ struct HeaderPolicy {
 };
 
 // The reason `resolved_path` is forbidden, or nullopt if it is allowed.
-std::optional<std::string> header_denial(const std::string& resolved_path, const HeaderPolicy& policy);
+std::optional<std::string> header_denial(const std::string& resolved_path,
+                                         const HeaderPolicy& policy);
 
-std::vector<ForbiddenFinding> check_headers(const std::vector<IncludedFile>& files, const HeaderPolicy& policy);
+std::vector<ForbiddenFinding> check_headers(const std::vector<IncludedFile>& files,
+                                            const HeaderPolicy& policy);
 
 // The reason an undefined dynamic symbol is forbidden, or nullopt if it is allowed.
 std::optional<std::string> symbol_denial(const std::string& name);

@@ -8,7 +8,8 @@
 namespace ptxb {
 
 std::string ToolchainInfo::fingerprint() const {
-  std::string text = "nvcc " + nvcc.version + "; ptxas " + ptxas.version + "; cuobjdump " + cuobjdump.version;
+  std::string text =
+      "nvcc " + nvcc.version + "; ptxas " + ptxas.version + "; cuobjdump " + cuobjdump.version;
   return text;
 }
 
@@ -48,7 +49,8 @@ std::string parse_tool_version(const std::string& version_output) {
 
 namespace {
 
-std::vector<std::string> search_dirs(const std::vector<std::string>& extra_dirs, bool search_system) {
+std::vector<std::string> search_dirs(const std::vector<std::string>& extra_dirs,
+                                     bool search_system) {
   std::vector<std::string> dirs = extra_dirs;
   if (!search_system) return dirs;
   if (const char* path = std::getenv("PATH"))
@@ -70,36 +72,43 @@ Result<std::string> query_version(ProcessRunner& runner, const std::string& path
   spec.timeout = std::chrono::seconds(30);
   PTXB_ASSIGN_OR_RETURN(ProcessResult result, runner.run(spec));
   if (!result.succeeded())
-    return make_error("toolchain", "{} --version failed: {}: {}", path, result.describe(), trim(result.stderr_text));
+    return make_error("toolchain", "{} --version failed: {}: {}", path, result.describe(),
+                      trim(result.stderr_text));
   std::string version = parse_tool_version(result.stdout_text + result.stderr_text);
   if (version.empty())
-    return make_error("toolchain", "{} --version: no version (\"V<major>.<minor>.<patch>\") in its output", path);
+    return make_error(
+        "toolchain", "{} --version: no version (\"V<major>.<minor>.<patch>\") in its output", path);
   return version;
 }
 
 }  // namespace
 
-Result<Toolchain> Toolchain::discover(ProcessRunner& runner, const std::vector<std::string>& extra_dirs,
-                                     bool search_system) {
+Result<Toolchain> Toolchain::discover(ProcessRunner& runner,
+                                      const std::vector<std::string>& extra_dirs,
+                                      bool search_system) {
   const auto dirs = search_dirs(extra_dirs, search_system);
   const std::string searched = "searched " + join(dirs, ":");
   ToolchainInfo info;
   auto nvcc = find_in(dirs, "nvcc");
   if (!nvcc)
     return make_error("toolchain",
-                      "nvcc not found ({}); install the CUDA 13 toolkit (nvcc, ptxas) under /usr/local/cuda or put "
+                      "nvcc not found ({}); install the CUDA 13 toolkit (nvcc, ptxas) under "
+                      "/usr/local/cuda or put "
                       "its bin/ on PATH",
                       searched);
   info.nvcc.path = *nvcc;
   // nvcc runs the ptxas next to it (nvcc.profile), so that is the one whose version counts.
   const std::string cuda_bin = info.nvcc.path.substr(0, info.nvcc.path.rfind('/'));
   auto ptxas = find_executable(cuda_bin + "/ptxas");
-  if (!ptxas) return make_error("toolchain", "ptxas not found next to {}; the CUDA toolkit is incomplete", info.nvcc.path);
+  if (!ptxas)
+    return make_error("toolchain", "ptxas not found next to {}; the CUDA toolkit is incomplete",
+                      info.nvcc.path);
   info.ptxas.path = canonical_path(*ptxas);
   auto cuobjdump = find_in(dirs, "cuobjdump");
   if (!cuobjdump)
     return make_error("toolchain",
-                      "cuobjdump not found ({}); it disassembles the kernel's SASS. `bash scripts/setup.sh` installs "
+                      "cuobjdump not found ({}); it disassembles the kernel's SASS. `bash "
+                      "scripts/setup.sh` installs "
                       "nvidia-cuda-cuobjdump from PyPI into .deps/py/nvidia/cu13/bin",
                       searched);
   info.cuobjdump.path = *cuobjdump;
@@ -117,7 +126,8 @@ Result<Toolchain> Toolchain::discover(ProcessRunner& runner, const std::vector<s
   const std::string toolkit = cuda_bin.substr(0, cuda_bin.rfind('/'));
   info.cuda_include_dir = canonical_path(toolkit + "/include");
   if (!is_directory(info.cuda_include_dir))
-    return make_error("toolchain", "{}: CUDA include directory not found next to nvcc", info.cuda_include_dir);
+    return make_error("toolchain", "{}: CUDA include directory not found next to nvcc",
+                      info.cuda_include_dir);
   return Toolchain(runner, std::move(info));
 }
 

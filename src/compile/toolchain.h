@@ -44,7 +44,8 @@ class Toolchain {
  public:
   // Finds the tools and asks each for its version. `extra_dirs` are searched first; with
   // `search_system` false only they are searched ($PATH and the defaults are skipped: tests).
-  static Result<Toolchain> discover(ProcessRunner& runner, const std::vector<std::string>& extra_dirs = {},
+  static Result<Toolchain> discover(ProcessRunner& runner,
+                                    const std::vector<std::string>& extra_dirs = {},
                                     bool search_system = true);
   // For tests and the artifact reader: a toolchain with known paths (no discovery).
   Toolchain(ProcessRunner& runner, ToolchainInfo info) : runner_(&runner), info_(std::move(info)) {}

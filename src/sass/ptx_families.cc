@@ -30,8 +30,8 @@ std::string declared_function(const std::string& line, bool& is_entry) {
       while (start < line.size() && line[start] == ' ') ++start;
     }
     std::size_t end = start;
-    while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_' ||
-                                 line[end] == '$' || line[end] == '.'))
+    while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) ||
+                                 line[end] == '_' || line[end] == '$' || line[end] == '.'))
       ++end;
     if (end == start) return "";
     is_entry = std::string_view(keyword) == ".entry ";
@@ -56,10 +56,12 @@ PtxFamilyCounts count_ptx_families(std::string_view ptx) {
     if (!current) continue;
     std::string statement = trim(raw);
     if (statement.empty() || starts_with(statement, "//")) continue;
-    // Inline asm may put a brace or a label before the instruction: "{ wgmma...", "wait: mbarrier...".
-    while (!statement.empty() && statement[0] == '{') statement = trim(std::string_view(statement).substr(1));
-    if (const auto colon = statement.find(':'); colon != std::string::npos && colon > 0 &&
-        statement.find_first_of(" \t.[") > colon)
+    // Inline asm may put a brace or a label before the instruction: "{ wgmma...", "wait:
+    // mbarrier...".
+    while (!statement.empty() && statement[0] == '{')
+      statement = trim(std::string_view(statement).substr(1));
+    if (const auto colon = statement.find(':');
+        colon != std::string::npos && colon > 0 && statement.find_first_of(" \t.[") > colon)
       statement = trim(std::string_view(statement).substr(colon + 1));
     if (statement.empty()) continue;
     if (statement[0] == '@') {  // guard predicate "@%p1" / "@!%p1"
@@ -82,7 +84,8 @@ Json ptx_family_counts_to_json(const PtxFamilyCounts& counts) {
   for (const auto& function : counts.functions) {
     Json family_counts = Json::object();
     for (const auto& [prefix, count] : function.counts) family_counts[prefix] = count;
-    functions.push_back(Json{{"name", function.name}, {"is_entry", function.is_entry}, {"counts", family_counts}});
+    functions.push_back(
+        Json{{"name", function.name}, {"is_entry", function.is_entry}, {"counts", family_counts}});
   }
   Json totals = Json::object();
   for (const auto& [prefix, count] : counts.totals) totals[prefix] = count;
@@ -92,8 +95,7 @@ Json ptx_family_counts_to_json(const PtxFamilyCounts& counts) {
 PtxFamilyCounts ptx_family_counts_from_json(const Json& json) {
   PtxFamilyCounts counts;
   const Json totals_json = json.value("totals", Json::object());
-  for (const auto& [prefix, count] : totals_json.items())
-    counts.totals[prefix] = count.get<int>();
+  for (const auto& [prefix, count] : totals_json.items()) counts.totals[prefix] = count.get<int>();
   for (const auto& item : json.value("functions", Json::array())) {
     PtxFunctionFamilies function;
     function.name = item.value("name", "");

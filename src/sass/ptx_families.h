@@ -19,8 +19,8 @@ namespace ptxb {
 const std::vector<std::string>& ptx_family_prefixes();
 
 struct PtxFunctionFamilies {
-  std::string name;       // mangled .entry / .func name
-  bool is_entry = true;   // false for .func
+  std::string name;                   // mangled .entry / .func name
+  bool is_entry = true;               // false for .func
   std::map<std::string, int> counts;  // prefix -> statements (only prefixes present)
 };
 

@@ -100,10 +100,14 @@ PtxasReport parse_ptxas_report(std::string_view log) {
       for (std::sregex_iterator it(body.begin(), body.end(), kItem), end; it != end; ++it) {
         const std::int64_t bytes = std::stoll((*it)[1]);
         const std::string kind = (*it)[2];
-        if (kind == "smem") current->shared_bytes = bytes;
-        else if (kind == "lmem") current->local_bytes = bytes;
-        else if (kind == "cumulative stack size") current->cumulative_stack_bytes = bytes;
-        else current->constant_bytes.emplace_back(kind, bytes);
+        if (kind == "smem")
+          current->shared_bytes = bytes;
+        else if (kind == "lmem")
+          current->local_bytes = bytes;
+        else if (kind == "cumulative stack size")
+          current->cumulative_stack_bytes = bytes;
+        else
+          current->constant_bytes.emplace_back(kind, bytes);
       }
     } else if (std::regex_search(body, match, kGmem)) {
       report.global_bytes = std::stoll(match[1]);
@@ -156,7 +160,8 @@ Json ptxas_report_to_json(const PtxasReport& report) {
     Json constants = Json::object();
     for (const auto& [bank, bytes] : kernel.constant_bytes) constants[bank] = bytes;
     Json diagnostics = Json::array();
-    for (const auto& diagnostic : kernel.diagnostics) diagnostics.push_back(diagnostic_to_json(diagnostic));
+    for (const auto& diagnostic : kernel.diagnostics)
+      diagnostics.push_back(diagnostic_to_json(diagnostic));
     kernels.push_back(Json{{"name", kernel.name},
                            {"arch", kernel.arch},
                            {"is_entry", kernel.is_entry},
@@ -172,8 +177,10 @@ Json ptxas_report_to_json(const PtxasReport& report) {
                            {"diagnostics", diagnostics}});
   }
   Json diagnostics = Json::array();
-  for (const auto& diagnostic : report.diagnostics) diagnostics.push_back(diagnostic_to_json(diagnostic));
-  return Json{{"kernels", kernels}, {"diagnostics", diagnostics}, {"global_bytes", report.global_bytes}};
+  for (const auto& diagnostic : report.diagnostics)
+    diagnostics.push_back(diagnostic_to_json(diagnostic));
+  return Json{
+      {"kernels", kernels}, {"diagnostics", diagnostics}, {"global_bytes", report.global_bytes}};
 }
 
 PtxasReport ptxas_report_from_json(const Json& json) {

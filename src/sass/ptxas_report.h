@@ -25,32 +25,32 @@
 namespace ptxb {
 
 struct PtxasDiagnostic {
-  std::string code;      // "C7508"; empty when ptxas printed none
-  std::string kernel;    // mangled name the message names, empty if it names none
-  std::string message;   // the text after "ptxas info    : " / "ptxas warning : "
+  std::string code;               // "C7508"; empty when ptxas printed none
+  std::string kernel;             // mangled name the message names, empty if it names none
+  std::string message;            // the text after "ptxas info    : " / "ptxas warning : "
   bool performance_loss = false;  // "Potential Performance Loss" advisories
 };
 
 struct PtxasKernelReport {
-  std::string name;       // mangled entry name
-  std::string arch;       // "sm_90a"
-  bool is_entry = true;   // false for non-inlined device functions (Function properties only)
+  std::string name;      // mangled entry name
+  std::string arch;      // "sm_90a"
+  bool is_entry = true;  // false for non-inlined device functions (Function properties only)
   int registers = 0;
   int barriers = 0;
-  std::int64_t shared_bytes = 0;        // static shared memory ("smem")
+  std::int64_t shared_bytes = 0;  // static shared memory ("smem")
   std::int64_t stack_frame_bytes = 0;
   std::int64_t spill_store_bytes = 0;
   std::int64_t spill_load_bytes = 0;
-  std::int64_t local_bytes = 0;         // "lmem"
+  std::int64_t local_bytes = 0;  // "lmem"
   std::int64_t cumulative_stack_bytes = 0;
   std::vector<std::pair<std::string, std::int64_t>> constant_bytes;  // "cmem[0]" -> bytes
   std::vector<PtxasDiagnostic> diagnostics;  // advisories naming this kernel
 };
 
 struct PtxasReport {
-  std::vector<PtxasKernelReport> kernels;      // in the order ptxas reported them
-  std::vector<PtxasDiagnostic> diagnostics;    // every advisory/warning line, in order
-  std::int64_t global_bytes = 0;               // "0 bytes gmem"
+  std::vector<PtxasKernelReport> kernels;    // in the order ptxas reported them
+  std::vector<PtxasDiagnostic> diagnostics;  // every advisory/warning line, in order
+  std::int64_t global_bytes = 0;             // "0 bytes gmem"
 
   const PtxasKernelReport* find(std::string_view name) const;
   // Advisories that name no kernel (e.g. C7508 does not say which function it means).

@@ -40,8 +40,9 @@ std::optional<std::string> base_opcode_of_line(std::string_view line) {
   const auto close = line.find("*/", open + 2);
   if (close == std::string_view::npos) return std::nullopt;
   const std::string_view address = line.substr(open + 2, close - open - 2);
-  if (address.empty() ||
-      !std::all_of(address.begin(), address.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+  if (address.empty() || !std::all_of(address.begin(), address.end(), [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c));
+      }))
     return std::nullopt;
   std::string rest = trim(line.substr(close + 2));
   if (rest.empty() || starts_with(rest, "/*")) return std::nullopt;
@@ -59,7 +60,8 @@ std::optional<std::string> base_opcode_of_line(std::string_view line) {
 
 }  // namespace
 
-Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view text, const std::string& origin) {
+Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view text,
+                                                     const std::string& origin) {
   std::vector<SassKernel> kernels;
   std::string arch;
   SassKernel* current = nullptr;
@@ -73,7 +75,8 @@ Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view text, cons
     }
     if (starts_with(trimmed, "Function :")) {
       const std::string name = trim(trimmed.substr(std::string_view("Function :").size()));
-      if (name.empty()) return make_error("parse", "{}:{}: 'Function :' without a name", origin, line_number);
+      if (name.empty())
+        return make_error("parse", "{}:{}: 'Function :' without a name", origin, line_number);
       kernels.push_back(SassKernel{name, arch});
       current = &kernels.back();
       continue;
@@ -88,8 +91,10 @@ Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view text, cons
     if (*opcode == "STL") ++current->local_stores;
   }
   if (kernels.empty())
-    return make_error("parse", "{}: no 'Function :' section found; not cuobjdump -sass output of a cubin "
-                      "with kernels", origin);
+    return make_error("parse",
+                      "{}: no 'Function :' section found; not cuobjdump -sass output of a cubin "
+                      "with kernels",
+                      origin);
   return kernels;
 }
 

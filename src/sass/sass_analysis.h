@@ -40,13 +40,13 @@ std::optional<std::string> sass_family_of(std::string_view base_opcode);
 std::vector<std::string> qualifying_families(std::string_view arch);
 
 struct SassKernel {
-  std::string name;        // mangled, as cuobjdump prints it after "Function :"
-  std::string arch;        // "sm_90a", from the "code for sm_90a" header
+  std::string name;  // mangled, as cuobjdump prints it after "Function :"
+  std::string arch;  // "sm_90a", from the "code for sm_90a" header
   int instruction_count = 0;
   std::map<std::string, int> opcode_histogram;  // base opcode -> count
   std::map<std::string, int> family_counts;     // family -> count (only families present)
-  int local_loads = 0;   // LDL
-  int local_stores = 0;  // STL
+  int local_loads = 0;                          // LDL
+  int local_stores = 0;                         // STL
 };
 
 struct SassSummary {
@@ -62,7 +62,8 @@ struct SassSummary {
 
 // Parses cuobjdump -sass text. `origin` names the input in errors. Fails on text that holds no
 // "Function :" section at all (an empty or foreign dump must not read as "no target instructions").
-Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view text, const std::string& origin);
+Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view text,
+                                                     const std::string& origin);
 
 // Totals and the static verdict for `target_arch`.
 SassSummary summarize_sass(std::vector<SassKernel> kernels, const std::string& target_arch);

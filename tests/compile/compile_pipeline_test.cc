@@ -42,7 +42,8 @@ RunSignature axpy_signature() {
   return s;
 }
 
-const char* kRunLaunchingNothing = "\nvoid run(float* out, cudaStream_t stream) { (void)out; (void)stream; }\n";
+const char* kRunLaunchingNothing =
+    "\nvoid run(float* out, cudaStream_t stream) { (void)out; (void)stream; }\n";
 
 struct Case {
   std::string source;
@@ -52,33 +53,45 @@ struct Case {
 
 std::map<std::string, Case> test_cases() {
   std::map<std::string, Case> cases;
-  cases["hopper"] = {kernel_source("hopper_two_kernels.cu") + kRunLaunchingNothing, out_signature()};
+  cases["hopper"] = {kernel_source("hopper_two_kernels.cu") + kRunLaunchingNothing,
+                     out_signature()};
   cases["ffma"] = {kernel_source("ffma.cu"), axpy_signature()};
-  cases["prefetch"] = {kernel_source("tma_prefetch_and_bulk_copy.cu") + kRunLaunchingNothing, out_signature()};
-  cases["tcgen05"] = {kernel_source("tcgen05.cu") + kRunLaunchingNothing, out_signature(), "sm_100a"};
-  cases["cublas_include"] = {"#include <cublas_v2.h>\n" + std::string(kRunLaunchingNothing), out_signature()};
-  cases["macro_include"] = {"#include <cuda_runtime.h>\n#define LIBRARY_HEADER <cublas_v2.h>\n#include LIBRARY_HEADER\n" +
-                                std::string(kRunLaunchingNothing),
-                            out_signature()};
-  cases["cub_include"] = {"#include <cub/cub.cuh>\n" + std::string(kRunLaunchingNothing), out_signature()};
+  cases["prefetch"] = {kernel_source("tma_prefetch_and_bulk_copy.cu") + kRunLaunchingNothing,
+                       out_signature()};
+  cases["tcgen05"] = {kernel_source("tcgen05.cu") + kRunLaunchingNothing, out_signature(),
+                      "sm_100a"};
+  cases["cublas_include"] = {"#include <cublas_v2.h>\n" + std::string(kRunLaunchingNothing),
+                             out_signature()};
+  cases["macro_include"] = {
+      "#include <cuda_runtime.h>\n#define LIBRARY_HEADER <cublas_v2.h>\n#include LIBRARY_HEADER\n" +
+          std::string(kRunLaunchingNothing),
+      out_signature()};
+  cases["cub_include"] = {"#include <cub/cub.cuh>\n" + std::string(kRunLaunchingNothing),
+                          out_signature()};
   cases["cublas_prototype"] = {
       "#include <cuda_runtime.h>\n"
       "extern \"C\" int cublasGemmEx(void* handle, int transa);\n"
-      "void run(float* out, cudaStream_t stream) { (void)out; (void)stream; cublasGemmEx(nullptr, 0); }\n",
+      "void run(float* out, cudaStream_t stream) { (void)out; (void)stream; cublasGemmEx(nullptr, "
+      "0); }\n",
       out_signature()};
   cases["dlopen"] = {
       "#include <cuda_runtime.h>\n#include <dlfcn.h>\n"
-      "void run(float* out, cudaStream_t stream) { (void)out; (void)stream; dlopen(\"libcublas.so.13\", RTLD_NOW); }\n",
+      "void run(float* out, cudaStream_t stream) { (void)out; (void)stream; "
+      "dlopen(\"libcublas.so.13\", RTLD_NOW); }\n",
       out_signature()};
   cases["module_load"] = {
       "#include <cuda.h>\n#include <cuda_runtime.h>\n"
-      "void run(float* out, cudaStream_t stream) { (void)out; (void)stream; CUmodule m; cuModuleLoadData(&m, out); }\n",
+      "void run(float* out, cudaStream_t stream) { (void)out; (void)stream; CUmodule m; "
+      "cuModuleLoadData(&m, out); }\n",
       out_signature()};
-  cases["syntax_error"] = {"#include <cuda_runtime.h>\n\n__global__ void k(float* x) {\n  x[0] = 1.0f\n}\n" +
-                               std::string(kRunLaunchingNothing),
-                           out_signature()};
-  cases["wrong_run"] = {"#include <cuda_runtime.h>\nvoid run(double* out, cudaStream_t stream) { (void)out; (void)stream; }\n",
-                        out_signature()};
+  cases["syntax_error"] = {
+      "#include <cuda_runtime.h>\n\n__global__ void k(float* x) {\n  x[0] = 1.0f\n}\n" +
+          std::string(kRunLaunchingNothing),
+      out_signature()};
+  cases["wrong_run"] = {
+      "#include <cuda_runtime.h>\nvoid run(double* out, cudaStream_t stream) { (void)out; "
+      "(void)stream; }\n",
+      out_signature()};
   return cases;
 }
 
@@ -159,7 +172,8 @@ TEST_F(CompilePipeline, ArtifactIsSelfDescribingAndHashed) {
   ASSERT_EQ(r.status, CompileStatus::kOk) << r.message;
   const CompileArtifact& a = r.artifact;
   EXPECT_EQ(a.directory.rfind(shared().cache_dir, 0), 0u);
-  for (const std::string& file : {a.shared_object, a.ptx_file, a.sass_file, a.source_file, a.trampoline_file}) {
+  for (const std::string& file :
+       {a.shared_object, a.ptx_file, a.sass_file, a.source_file, a.trampoline_file}) {
     ASSERT_TRUE(path_exists(a.path_of(file))) << file;
     auto bytes = read_file(a.path_of(file), 64u << 20);
     ASSERT_TRUE(bytes.ok());
@@ -168,8 +182,9 @@ TEST_F(CompilePipeline, ArtifactIsSelfDescribingAndHashed) {
   ASSERT_FALSE(a.cubin_files.empty());
   EXPECT_TRUE(path_exists(a.path_of(a.cubin_files[0])));
   EXPECT_EQ(a.toolchain.nvcc.version.substr(0, 3), "13.");
-  EXPECT_NE(std::find(a.compile_command.begin(), a.compile_command.end(), "arch=compute_90a,code=sm_90a"),
-            a.compile_command.end());
+  EXPECT_NE(
+      std::find(a.compile_command.begin(), a.compile_command.end(), "arch=compute_90a,code=sm_90a"),
+      a.compile_command.end());
   EXPECT_EQ(a.abi_signature, "void run(float* out, cudaStream_t stream)");
   // The trampoline's entry points are exported; the candidate's `run` is not.
   auto symbols = read_elf_dynamic_symbols_file(a.path_of(a.shared_object));
@@ -178,7 +193,8 @@ TEST_F(CompilePipeline, ArtifactIsSelfDescribingAndHashed) {
   EXPECT_NE(std::find(defined.begin(), defined.end(), "ptxbench_invoke"), defined.end());
   EXPECT_NE(std::find(defined.begin(), defined.end(), "ptxbench_abi_signature"), defined.end());
   // cudart is linked shared: its internals (dlopen, sockets) are not imports of the candidate.
-  EXPECT_NE(std::find(symbols->needed.begin(), symbols->needed.end(), "libcudart.so.13"), symbols->needed.end());
+  EXPECT_NE(std::find(symbols->needed.begin(), symbols->needed.end(), "libcudart.so.13"),
+            symbols->needed.end());
   // The stored result.json reads back to the same object.
   auto json = read_json_file(a.directory + "/result.json");
   ASSERT_TRUE(json.ok());
@@ -215,11 +231,13 @@ TEST_F(CompilePipeline, Tcgen05OnBlackwellIsUtc) {
   EXPECT_EQ(r.ptx_families.totals.at("tcgen05."), 5);
 }
 
-void expect_forbidden(const CompileResult& r, const std::string& reason, const std::string& evidence) {
+void expect_forbidden(const CompileResult& r, const std::string& reason,
+                      const std::string& evidence) {
   EXPECT_EQ(r.status, CompileStatus::kForbidden) << r.message;
   EXPECT_EQ(r.reason, reason);
   ASSERT_FALSE(r.forbidden.empty());
-  EXPECT_NE(r.forbidden[0].describe().find(evidence), std::string::npos) << r.forbidden[0].describe();
+  EXPECT_NE(r.forbidden[0].describe().find(evidence), std::string::npos)
+      << r.forbidden[0].describe();
   EXPECT_NE(r.message.find(evidence), std::string::npos) << r.message;
 }
 
@@ -246,7 +264,8 @@ TEST_F(CompilePipeline, DlopenIsForbidden) {
 }
 
 TEST_F(CompilePipeline, ModuleLoadingIsForbidden) {
-  expect_forbidden(compiled("module_load"), "forbidden_symbol", "cuModuleLoadData: runtime module loading");
+  expect_forbidden(compiled("module_load"), "forbidden_symbol",
+                   "cuModuleLoadData: runtime module loading");
 }
 
 TEST_F(CompilePipeline, SyntaxErrorNamesTheLine) {
@@ -264,8 +283,10 @@ TEST_F(CompilePipeline, WrongRunSignatureIsReported) {
   const CompileResult& r = compiled("wrong_run");
   EXPECT_EQ(r.status, CompileStatus::kCompileError);
   EXPECT_EQ(r.reason, "missing_run");
-  EXPECT_EQ(r.message, "kernel.cu must define `void run(float* out, cudaStream_t stream)` (no function with exactly "
-                       "this signature was found)");
+  EXPECT_EQ(
+      r.message,
+      "kernel.cu must define `void run(float* out, cudaStream_t stream)` (no function with exactly "
+      "this signature was found)");
 }
 
 TEST_F(CompilePipeline, CacheHitIsFastAndIdentical) {
@@ -274,7 +295,8 @@ TEST_F(CompilePipeline, CacheHitIsFastAndIdentical) {
   EXPECT_FALSE(cold.from_cache);
   const auto start = std::chrono::steady_clock::now();
   auto hit = compile_solution(request_for("ffma"), *shared().toolchain);
-  const double hit_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double hit_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(hit.ok());
   EXPECT_TRUE(hit->from_cache);
   EXPECT_EQ(hit->artifact.directory, cold.artifact.directory);
@@ -289,7 +311,8 @@ TEST_F(CompilePipeline, CorruptedCacheEntryIsRecompiled) {
   const CompileResult& cold = compiled("prefetch");
   ASSERT_EQ(cold.status, CompileStatus::kOk);
   // Damage the stored shared object: the hash check must refuse the entry.
-  ASSERT_TRUE(write_file_atomic(cold.artifact.path_of(cold.artifact.shared_object), "garbage").ok());
+  ASSERT_TRUE(
+      write_file_atomic(cold.artifact.path_of(cold.artifact.shared_object), "garbage").ok());
   auto again = compile_solution(request_for("prefetch"), *shared().toolchain);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->from_cache);

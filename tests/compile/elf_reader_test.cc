@@ -36,7 +36,9 @@ TEST(ElfReader, RejectsTruncatedFile) {
 
 TEST(ElfReader, Rejects32BitElf) {
   std::string header(64, '\0');
-  header.replace(0, 4, "\x7f" "ELF");
+  header.replace(0, 4,
+                 "\x7f"
+                 "ELF");
   header[4] = 1;  // ELFCLASS32
   auto result = read_elf_dynamic_symbols(header, "x86.so");
   ASSERT_FALSE(result.ok());

@@ -7,20 +7,25 @@ namespace ptxb {
 namespace {
 
 HeaderPolicy policy() {
-  return HeaderPolicy{"/usr/local/cuda-13.0/include", {"/repo/packs/hopper/include"}, "/build/kernel.cu"};
+  return HeaderPolicy{
+      "/usr/local/cuda-13.0/include", {"/repo/packs/hopper/include"}, "/build/kernel.cu"};
 }
 
 TEST(HeaderAllowList, AllowedHeaders) {
-  for (const char* path : {"/build/kernel.cu", "/usr/include/stdio.h", "/usr/include/c++/12/vector",
-                           "/usr/include/x86_64-linux-gnu/bits/types.h", "/usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h",
-                           "/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h", "/usr/local/cuda-13.0/include/cuda_runtime.h",
-                           "/usr/local/cuda-13.0/include/cuda.h", "/usr/local/cuda-13.0/include/cuda_bf16.hpp",
-                           "/usr/local/cuda-13.0/include/cuda_fp8.h", "/usr/local/cuda-13.0/include/crt/host_config.h",
-                           "/usr/local/cuda-13.0/include/sm_61_intrinsics.hpp",
-                           "/usr/local/cuda-13.0/include/cooperative_groups/details/sync.h",
-                           "/usr/local/cuda-13.0/include/cccl/cuda/std/cstdint",
-                           "/usr/local/cuda-13.0/include/cccl/cuda/__ptx/instructions/cp_async_bulk_tensor.h",
-                           "/usr/local/cuda-13.0/include/cccl/nv/target", "/repo/packs/hopper/include/wgmma.cuh"})
+  for (const char* path :
+       {"/build/kernel.cu", "/usr/include/stdio.h", "/usr/include/c++/12/vector",
+        "/usr/include/x86_64-linux-gnu/bits/types.h",
+        "/usr/include/x86_64-linux-gnu/c++/12/bits/c++config.h",
+        "/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h",
+        "/usr/local/cuda-13.0/include/cuda_runtime.h", "/usr/local/cuda-13.0/include/cuda.h",
+        "/usr/local/cuda-13.0/include/cuda_bf16.hpp", "/usr/local/cuda-13.0/include/cuda_fp8.h",
+        "/usr/local/cuda-13.0/include/crt/host_config.h",
+        "/usr/local/cuda-13.0/include/sm_61_intrinsics.hpp",
+        "/usr/local/cuda-13.0/include/sm_20_atomic_functions.h",
+        "/usr/local/cuda-13.0/include/cooperative_groups/details/sync.h",
+        "/usr/local/cuda-13.0/include/cccl/cuda/std/cstdint",
+        "/usr/local/cuda-13.0/include/cccl/cuda/__ptx/instructions/cp_async_bulk_tensor.h",
+        "/usr/local/cuda-13.0/include/cccl/nv/target", "/repo/packs/hopper/include/wgmma.cuh"})
     EXPECT_EQ(header_denial(path, policy()), std::nullopt) << path;
 }
 
@@ -37,7 +42,8 @@ TEST(HeaderAllowList, ForbiddenHeaders) {
   // A system copy of a library header is still that library (Debian installs cublas_v2.h here).
   EXPECT_EQ(header_denial("/usr/include/cublas_v2.h", policy()), "cuBLAS");
   // Anything else is outside the allow-list.
-  EXPECT_TRUE(header_denial("/usr/local/cuda-13.0/include/nvtx3/nvToolsExt.h", policy()).has_value());
+  EXPECT_TRUE(
+      header_denial("/usr/local/cuda-13.0/include/nvtx3/nvToolsExt.h", policy()).has_value());
   EXPECT_TRUE(header_denial("/usr/include/boost/any.hpp", policy()).has_value());
   EXPECT_TRUE(header_denial("/build/other.h", policy()).has_value());
   EXPECT_TRUE(header_denial("/etc/passwd", policy()).has_value());
@@ -48,15 +54,18 @@ TEST(LineMarkers, IncludeChainsAcrossPasses) {
       "# 0 \"kernel.cu\"\n# 0 \"<built-in>\"\n# 0 \"<command-line>\"\n"
       "# 1 \"/usr/include/stdc-predef.h\" 1 3 4\n# 0 \"<command-line>\" 2\n# 1 \"kernel.cu\"\n"
       "# 1 \"wrap.h\" 1\n# 1 \"/usr/local/cuda-13.0/include/cublas_v2.h\" 1 3\n"
-      "# 1 \"/usr/local/cuda-13.0/include/cublas_api.h\" 1 3\n# 5 \"/usr/local/cuda-13.0/include/cublas_v2.h\" 2 3\n"
+      "# 1 \"/usr/local/cuda-13.0/include/cublas_api.h\" 1 3\n# 5 "
+      "\"/usr/local/cuda-13.0/include/cublas_v2.h\" 2 3\n"
       "# 2 \"wrap.h\" 2\n# 3 \"kernel.cu\" 2\nint x;\n";
-  const std::string host = "# 0 \"kernel.cu\"\n# 1 \"/usr/local/cuda-13.0/include/cccl/cub/cub.cuh\" 1 3 4\n";
+  const std::string host =
+      "# 0 \"kernel.cu\"\n# 1 \"/usr/local/cuda-13.0/include/cccl/cub/cub.cuh\" 1 3 4\n";
   const auto files = included_files_from_line_markers({device, host}, "/build");
   ASSERT_EQ(files.size(), 6u);
   EXPECT_EQ(files[0].path, "/build/kernel.cu");
   EXPECT_TRUE(files[0].include_chain.empty());
   EXPECT_EQ(files[3].path, "/usr/local/cuda-13.0/include/cublas_v2.h");
-  EXPECT_EQ(files[3].include_chain, (std::vector<std::string>{"/build/kernel.cu", "/build/wrap.h"}));
+  EXPECT_EQ(files[3].include_chain,
+            (std::vector<std::string>{"/build/kernel.cu", "/build/wrap.h"}));
 
   const auto findings = check_headers(files, policy());
   // wrap.h (not allowed) hides the rest of its chain: only the outermost forbidden header and
@@ -65,15 +74,18 @@ TEST(LineMarkers, IncludeChainsAcrossPasses) {
   EXPECT_EQ(findings[0].item, "/build/wrap.h");
   EXPECT_EQ(findings[0].include_chain, (std::vector<std::string>{"kernel.cu"}));
   EXPECT_EQ(findings[1].rule, "CUB");
-  EXPECT_EQ(findings[1].describe(), "#include kernel.cu -> /usr/local/cuda-13.0/include/cccl/cub/cub.cuh: CUB");
+  EXPECT_EQ(findings[1].describe(),
+            "#include kernel.cu -> /usr/local/cuda-13.0/include/cccl/cub/cub.cuh: CUB");
 }
 
 TEST(SymbolAllowList, AllowedSymbols) {
-  for (const char* name : {"cudaMalloc", "cudaLaunchKernel", "__cudaRegisterFatBinary", "__cudaPushCallConfiguration",
-                           "cuTensorMapEncodeTiled", "cuLaunchKernelEx", "cudaGetDriverEntryPoint", "memcpy", "printf",
-                           "__cxa_atexit", "_ITM_registerTMCloneTable", "_Znwm", "_ZdlPvm",
-                           "_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_EEDpOT_",
-                           "__gxx_personality_v0", "sqrtf"})
+  for (const char* name :
+       {"cudaMalloc", "cudaLaunchKernel", "__cudaRegisterFatBinary", "__cudaPushCallConfiguration",
+        "cuTensorMapEncodeTiled", "cuLaunchKernelEx", "cudaGetDriverEntryPoint", "memcpy", "printf",
+        "__cxa_atexit", "_ITM_registerTMCloneTable", "_Znwm", "_ZdlPvm",
+        "_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_"
+        "EEDpOT_",
+        "__gxx_personality_v0", "sqrtf"})
     EXPECT_EQ(symbol_denial(name), std::nullopt) << name;
 }
 

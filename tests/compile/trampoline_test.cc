@@ -17,10 +17,13 @@ RunSignature gemm_signature() {
 
 TEST(Trampoline, DeclaresRunAndUnpacksParamsInOrder) {
   const std::string source = generate_trampoline(gemm_signature());
-  EXPECT_NE(source.find("void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, "
-                        "cudaStream_t stream);"),
-            std::string::npos);
-  EXPECT_NE(source.find("extern \"C\" __attribute__((visibility(\"default\"))) void ptxbench_invoke(void* const* params)"),
+  EXPECT_NE(
+      source.find(
+          "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, "
+          "cudaStream_t stream);"),
+      std::string::npos);
+  EXPECT_NE(source.find("extern \"C\" __attribute__((visibility(\"default\"))) void "
+                        "ptxbench_invoke(void* const* params)"),
             std::string::npos);
   EXPECT_NE(source.find("*static_cast<const __nv_bfloat16* const*>(params[0])"), std::string::npos);
   EXPECT_NE(source.find("*static_cast<int64_t const*>(params[3])"), std::string::npos);

@@ -49,7 +49,8 @@ TEST(PtxFamilies, PredicatesLabelsAndComments) {
       "  @%p1 wgmma.fence.sync.aligned;\n"
       "  loop: mbarrier.try_wait.parity.shared::cta.b64 p, [r], 0;\n"
       "}\n"
-      ".func (.param .b32 ret) helper(\n)\n{\n  tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [r];\n}\n");
+      ".func (.param .b32 ret) helper(\n)\n{\n  "
+      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [r];\n}\n");
   EXPECT_EQ(count(counts, "k", "wgmma."), 1);
   EXPECT_EQ(count(counts, "k", "mbarrier."), 1);
   EXPECT_EQ(count(counts, "helper", "tcgen05."), 1);

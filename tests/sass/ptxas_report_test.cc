@@ -9,7 +9,8 @@ namespace ptxb {
 namespace {
 
 TEST(PtxasReport, TwoHopperKernels) {
-  const PtxasReport report = parse_ptxas_report(testing::read_golden("hopper_two_kernels.ptxas.log"));
+  const PtxasReport report =
+      parse_ptxas_report(testing::read_golden("hopper_two_kernels.ptxas.log"));
   ASSERT_EQ(report.kernels.size(), 2u);
   const auto* tma = report.find("_Z15tma_load_kernel14CUtensorMap_stPf");
   ASSERT_NE(tma, nullptr);
@@ -72,8 +73,10 @@ TEST(PtxasReport, SpillsLocalMemoryAndConstantBanks) {
       "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90a'\n"
       "ptxas info    : Function properties for _Z1kv\n"
       "    24 bytes stack frame, 16 bytes spill stores, 12 bytes spill loads\n"
-      "ptxas info    : Used 255 registers, used 1 barriers, 4096 bytes smem, 392 bytes cmem[0], 8 bytes lmem\n"
-      "ptxas warning : Registers are spilled to local memory in function '_Z1kv', 16 bytes spill stores\n");
+      "ptxas info    : Used 255 registers, used 1 barriers, 4096 bytes smem, 392 bytes cmem[0], 8 "
+      "bytes lmem\n"
+      "ptxas warning : Registers are spilled to local memory in function '_Z1kv', 16 bytes spill "
+      "stores\n");
   ASSERT_EQ(report.kernels.size(), 1u);
   const auto& k = report.kernels[0];
   EXPECT_EQ(k.registers, 255);
@@ -94,7 +97,8 @@ TEST(PtxasReport, JsonRoundTrip) {
 }
 
 TEST(PtxasReport, IgnoresNonPtxasLines) {
-  const PtxasReport report = parse_ptxas_report("kernel.cu(3): warning #550-D: variable set but never used\n");
+  const PtxasReport report =
+      parse_ptxas_report("kernel.cu(3): warning #550-D: variable set but never used\n");
   EXPECT_TRUE(report.kernels.empty());
   EXPECT_TRUE(report.diagnostics.empty());
 }

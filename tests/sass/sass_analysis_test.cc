@@ -79,7 +79,8 @@ TEST(SassAnalysis, BlackwellTensorMemory) {
   const auto kernels = parse_golden("tcgen05.sass");
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels[0].arch, "sm_100a");
-  EXPECT_EQ(family(&kernels[0], "UTC"), 3);  // alloc retry loop (2x UTCATOMSWS.FIND_AND_SET) + dealloc
+  EXPECT_EQ(family(&kernels[0], "UTC"),
+            3);  // alloc retry loop (2x UTCATOMSWS.FIND_AND_SET) + dealloc
   EXPECT_EQ(family(&kernels[0], "LDTM"), 1);
   const SassSummary blackwell = summarize_sass(kernels, "sm_100a");
   EXPECT_TRUE(blackwell.target_present);
@@ -104,7 +105,8 @@ TEST(SassAnalysis, PredicatedInstructionCountsItsOpcode) {
   auto kernels = parse_cuobjdump_sass(
       "\t\tFunction : k\n"
       "        /*0040*/               @!P0 UTMASTG.2D [UR4], [UR6] ;      /* 0x0000000604007 */\n"
-      "                                                                     /* 0x000fe20008000 */\n",
+      "                                                                     /* 0x000fe20008000 "
+      "*/\n",
       "inline");
   ASSERT_TRUE(kernels.ok());
   EXPECT_EQ(kernels->at(0).instruction_count, 1);
