@@ -1,12 +1,146 @@
-// PLACEHOLDER (skeleton): replaced by the real command before landing.
+// `ptxbench tasks list|show`: the task suites as data (tasks/ plus --tasks-dir sets).
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "abi/signature.h"
 #include "cli/command.h"
+#include "core/strings.h"
+#include "tasks/registry.h"
 
 namespace ptxb::cli {
+namespace {
+
+// "A[8192,5120] B[7168,5120] -> C[8192,7168]"
+std::string shape_summary(const Task& task) {
+  const Json shapes = task.shapes_json();
+  auto render = [&](const std::vector<TensorSpec>& tensors) {
+    std::vector<std::string> parts;
+    for (const auto& tensor : tensors) {
+      std::vector<std::string> dims;
+      for (const auto& dim : shapes.at(tensor.name)) dims.push_back(dim.dump());
+      parts.push_back(tensor.is_scalar() ? tensor.name : tensor.name + "[" + join(dims, ",") + "]");
+    }
+    return join(parts, " ");
+  };
+  return render(task.definition.inputs) + " -> " + render(task.definition.outputs);
+}
+
+std::string human_count(double value) {
+  const char* units[] = {"", "K", "M", "G", "T", "P"};
+  int unit = 0;
+  while (value >= 1000 && unit < 5) {
+    value /= 1000;
+    ++unit;
+  }
+  return fmt::format("{:.3g}{}", value, units[unit]);
+}
+
+Result<int> run_list(const GlobalOptions& globals, const std::string& suite, bool json) {
+  PTXB_ASSIGN_OR_RETURN(auto registry, TaskRegistry::load(globals.tasks_dirs));
+  if (!suite.empty()) {
+    const auto suites = registry.suites();
+    if (std::find(suites.begin(), suites.end(), suite) == suites.end())
+      return make_error("not_found", "unknown suite '{}' (known: {})", suite, join(suites, ", "));
+  }
+  const auto tasks = registry.list(suite);
+  if (json) {
+    Json out = Json::object();
+    out["suite"] = suite.empty() ? Json(nullptr) : Json(suite);
+    out["tasks"] = Json::array();
+    for (const Task* task : tasks) {
+      Json entry = Json::object();
+      entry["name"] = task->name;
+      entry["suites"] = task->suites;
+      entry["arch"] = task->arch;
+      entry["definition"] = task->definition.name;
+      entry["workload_uuid"] = task->workload.uuid;
+      entry["workload_name"] = task->workload_name();
+      Json axes = Json::object();
+      for (const auto& [name, value] : task->workload.axes) axes[name] = value;
+      entry["workload_axes"] = axes;
+      entry["shapes"] = task->shapes_json();
+      entry["target_families"] = task->target_families;
+      entry["reference_backend"] = task->reference_backend;
+      out["tasks"].push_back(entry);
+    }
+    print_json(out);
+    return 0;
+  }
+  std::cout << fmt::format("{:<44} {:<14} {:<8} {:<15} {}\n", "TASK", "SUITES", "ARCH", "REFERENCE",
+                           "WORKLOAD SHAPES");
+  for (const Task* task : tasks)
+    std::cout << fmt::format("{:<44} {:<14} {:<8} {:<15} {}\n", task->name, join(task->suites, ","),
+                             task->arch, task->reference_backend, shape_summary(*task));
+  std::cout << tasks.size() << " task(s)\n";
+  return 0;
+}
+
+Result<int> run_show(const GlobalOptions& globals, const std::string& name, bool json) {
+  PTXB_ASSIGN_OR_RETURN(auto registry, TaskRegistry::load(globals.tasks_dirs));
+  PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(name));
+  if (json) {
+    print_json(task->to_json());
+    return 0;
+  }
+  std::vector<std::string> axes;
+  for (const auto& axis : task->definition.axes)
+    axes.push_back(axis.name + "=" + std::to_string(task->axis_values().at(axis.name)) +
+                   (axis.is_var ? " (var)" : ""));
+  std::cout << "task:              " << task->name << "\n"
+            << "suites:            " << join(task->suites, ", ") << "\n"
+            << "definition:        " << task->definition.name << " (" << task->definition.op_type
+            << ")\n"
+            << "description:       " << task->definition.description << "\n"
+            << "axes:              " << join(axes, ", ") << "\n"
+            << "shapes:            " << shape_summary(*task) << "\n"
+            << "workload:          " << task->workload_name() << " (uuid " << task->workload.uuid
+            << ")\n"
+            << "source workload:   "
+            << (task->source_workload_uuid.empty() ? "-" : task->source_workload_uuid) << "\n"
+            << "arch:              " << task->arch << "\n"
+            << "target families:   " << join(task->target_families, ", ") << "\n"
+            << "reference backend: " << task->reference_backend << "\n"
+            << fmt::format("tolerance:         atol={} rtol={}\n", task->tolerance.atol,
+                           task->tolerance.rtol)
+            << "prompt variants:   " << join(task->prompt_variants, ", ") << "\n"
+            << fmt::format("target speedup:    {}x\n", task->target_speedup)
+            << fmt::format("FLOPs:             {:.6g} ({}FLOP, cost model {})\n", task->flops,
+                           human_count(task->flops), task->cost_model)
+            << fmt::format("minimum bytes:     {:.6g} ({}B)\n", task->min_bytes,
+                           human_count(task->min_bytes))
+            << "signature:         " << make_run_signature(task->definition).declaration() << "\n";
+  return 0;
+}
+
+}  // namespace
 
 CommandSpec make_tasks_command() {
-  return {"tasks", "(placeholder)", [](CLI::App&, const GlobalOptions&) -> CommandBody {
-            return []() -> Result<int> { return make_error("todo", "not implemented"); };
-          }};
+  return {
+      "tasks", "List the task suites and show one task (definition, workload, signature)",
+      [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
+        struct Options {
+          std::string suite;
+          std::string name;
+          bool list_json = false;
+          bool show_json = false;
+        };
+        auto options = std::make_shared<Options>();
+        app.require_subcommand(1);
+        CLI::App* list =
+            app.add_subcommand("list", "List tasks (name, suites, arch, shapes, reference)");
+        list->add_option("--suite", options->suite, "Only tasks of this suite (e.g. paper-h100)");
+        list->add_flag("--json", options->list_json, "Print JSON");
+        CLI::App* show = app.add_subcommand("show", "Show one task with its exact `run` signature");
+        show->add_option("name", options->name, "Task name (see `ptxbench tasks list`)")
+            ->required();
+        show->add_flag("--json", options->show_json, "Print JSON");
+        return [&globals, options, list, show]() -> Result<int> {
+          if (list->parsed()) return run_list(globals, options->suite, options->list_json);
+          if (show->parsed()) return run_show(globals, options->name, options->show_json);
+          return make_error("usage", "tasks: expected a subcommand (list or show)");
+        };
+      }};
 }
 
 }  // namespace ptxb::cli

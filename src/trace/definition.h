@@ -12,14 +12,15 @@
 
 #include "core/json_io.h"
 #include "core/result.h"
+#include "trace/diagnostics.h"
 #include "trace/dtype.h"
 
 namespace ptxb {
 
 struct Axis {
   std::string name;
-  bool is_var = false;                 // "type": "var" (bound by each workload) or "const"
-  std::optional<std::int64_t> value;   // set for const axes
+  bool is_var = false;                // "type": "var" (bound by each workload) or "const"
+  std::optional<std::int64_t> value;  // set for const axes
 };
 
 struct TensorSpec {
@@ -39,16 +40,22 @@ struct Definition {
   std::vector<Axis> axes;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  std::string reference;                 // PyTorch-style reference code (schema: required)
+  std::vector<std::string> constraints;  // Python expressions over axes/tensors (optional)
   Json raw;  // the document as read (order and unknown fields preserved)
 
   const Axis* find_axis(const std::string& axis_name) const;
   const TensorSpec* find_tensor(const std::string& tensor_name) const;
+  std::vector<std::string> var_axis_names() const;
 };
 
 // Parses and fully validates a definition document. `origin` names the file in errors; every
 // error names the JSON path and what is wrong ("x.json: $.inputs.A.shape[1]: axis 'Q' is not
 // declared in $.axes").
 Result<Definition> parse_definition(const Json& document, const std::string& origin);
+// The same, recording every finding in `diagnostics` (attributed to diagnostics.file()). The
+// returned Definition is complete only when no finding was added.
+Definition parse_definition(const Json& document, Diagnostics& diagnostics);
 
 // The document to write back: `raw` (lossless round trip).
 Json definition_to_json(const Definition& definition);

@@ -37,9 +37,15 @@ std::optional<DType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view dtype_name(DType dtype) { return info(dtype).name; }
-std::string_view dtype_cuda_type(DType dtype) { return info(dtype).cuda_type; }
-std::size_t dtype_size_bytes(DType dtype) { return info(dtype).size_bytes; }
+std::string_view dtype_name(DType dtype) {
+  return info(dtype).name;
+}
+std::string_view dtype_cuda_type(DType dtype) {
+  return info(dtype).cuda_type;
+}
+std::size_t dtype_size_bytes(DType dtype) {
+  return info(dtype).size_bytes;
+}
 
 std::string dtype_name_list() {
   std::string out;

@@ -1,0 +1,56 @@
+// A benchmark task (DESIGN §3.1, §4): a FlashInfer-Trace definition and one of its workloads,
+// plus what PTXBench adds in tasks/tasks.json: target architecture, required instruction
+// families, reference backend, tolerance, prompt variants, target speedup and the cost model
+// that gives FLOPs and minimum bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/json_io.h"
+#include "trace/definition.h"
+#include "trace/workload.h"
+
+namespace ptxb {
+
+// Element rule (DESIGN §3.5): an element fails iff |x-ref| > atol and |x-ref| > rtol*|ref|.
+struct Tolerance {
+  double atol = 1e-2;
+  double rtol = 1e-2;
+};
+
+struct Task {
+  std::string name;                 // unique across all loaded sets
+  std::vector<std::string> suites;  // "paper-h100", "heldout-h100", "paper-b200", ...
+  Definition definition;
+  Workload workload;
+  std::string arch;  // "sm_90a" | "sm_100a"
+  std::vector<std::string>
+      target_families;            // Hopper: GMMA, TMA (either); Blackwell: UTC, LDTM, STTM
+  std::string reference_backend;  // cublaslt_gemm | cudnn_sdpa_fwd | cudnn_sdpa_bwd | plain_cuda
+  Tolerance tolerance;
+  std::vector<std::string> prompt_variants;  // "base", "base+cluster_multicast", ...
+  double target_speedup = 1.2;
+  double flops = 0;
+  double min_bytes = 0;
+  std::string source_workload_uuid;  // the published uuid this workload reproduces ("" if none)
+  std::string cost_model;            // key of the formula in docs/tasks.md
+  std::string set_root;              // trace-set folder the task came from
+
+  // Const axes of the definition plus the workload's var axes.
+  std::map<std::string, std::int64_t> axis_values() const;
+  // Definition name + "_" + var axis + value, in definition order: gemm_n7168_k5120_M8192.
+  std::string workload_name() const;
+  // Concrete shape of every input and output (scalars: empty), in definition order.
+  Json shapes_json() const;
+  // Everything `ptxbench tasks show` prints, including the exact `run` signature.
+  Json to_json() const;
+};
+
+// Reference backends the evaluator knows; plain_cuda means "no library reference": correctness
+// against a plain CUDA kernel and speedup null (DESIGN §4).
+const std::vector<std::string>& reference_backend_names();
+
+}  // namespace ptxb
