@@ -1,0 +1,245 @@
+#include "compile/compile_types.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/fs.h"
+
+namespace ptxb {
+
+CompileOptions CompileOptions::defaults() {
+  CompileOptions options;
+  const std::string packs = std::string(PTXB_SOURCE_DIR) + "/packs";
+  if (is_directory(packs)) {
+    // list_files is files only; pack folders are found by probing <pack>/include.
+    auto entries = list_files_recursive(packs);
+    std::vector<std::string> dirs;
+    if (entries.ok()) {
+      for (const auto& file : *entries) {
+        const std::string relative = file.substr(packs.size() + 1);
+        const auto slash = relative.find('/');
+        if (slash == std::string::npos) continue;
+        const std::string include = packs + "/" + relative.substr(0, slash) + "/include";
+        if (is_directory(include) &&
+            std::find(dirs.begin(), dirs.end(), canonical_path(include)) == dirs.end())
+          dirs.push_back(canonical_path(include));
+      }
+    }
+    std::sort(dirs.begin(), dirs.end());
+    options.include_dirs = dirs;
+  }
+  if (const char* dir = std::getenv("PTXBENCH_CACHE_DIR"); dir && *dir) {
+    options.cache_dir = dir;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    options.cache_dir = std::string(home) + "/.cache/ptxbench/compile";
+  } else {
+    options.cache_dir = "/tmp/ptxbench-cache/compile";
+  }
+  return options;
+}
+
+Json compile_options_to_json(const CompileOptions& options) {
+  return Json{{"arch", options.arch},
+              {"use_cache", options.use_cache},
+              {"timeout_s", options.timeout.count() / 1000.0},
+              {"max_source_bytes", options.max_source_bytes},
+              {"log_cap_bytes", options.log_cap_bytes},
+              {"include_dirs", options.include_dirs},
+              {"cache_dir", options.cache_dir}};
+}
+
+Result<CompileOptions> compile_options_from_json(const Json& json) {
+  if (!json.is_object()) return make_error("parse", "compile options: expected an object");
+  CompileOptions options = CompileOptions::defaults();
+  try {
+    options.arch = json.value("arch", options.arch);
+    options.use_cache = json.value("use_cache", options.use_cache);
+    if (json.contains("timeout_s"))
+      options.timeout = std::chrono::milliseconds(
+          static_cast<long long>(json.at("timeout_s").get<double>() * 1000));
+    options.max_source_bytes = json.value("max_source_bytes", options.max_source_bytes);
+    options.log_cap_bytes = json.value("log_cap_bytes", options.log_cap_bytes);
+    options.include_dirs = json.value("include_dirs", options.include_dirs);
+    options.cache_dir = json.value("cache_dir", options.cache_dir);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error("parse", "compile options: {}", e.what());
+  }
+  return options;
+}
+
+namespace {
+
+Json signature_to_json(const RunSignature& signature) {
+  Json parameters = Json::array();
+  for (const auto& p : signature.parameters) {
+    static const char* kKinds[] = {"input", "output", "axis", "stream"};
+    parameters.push_back(Json{{"kind", kKinds[static_cast<int>(p.kind)]},
+                              {"type", p.type},
+                              {"name", p.name},
+                              {"source_name", p.source_name},
+                              {"scalar", p.scalar}});
+  }
+  return parameters;
+}
+
+Result<RunSignature> signature_from_json(const Json& json) {
+  RunSignature signature;
+  if (!json.is_array()) return make_error("parse", "signature: expected an array of parameters");
+  for (const auto& item : json) {
+    const std::string kind = item.value("kind", "");
+    AbiParameter parameter;
+    if (kind == "input")
+      parameter.kind = AbiParameter::Kind::kInput;
+    else if (kind == "output")
+      parameter.kind = AbiParameter::Kind::kOutput;
+    else if (kind == "axis")
+      parameter.kind = AbiParameter::Kind::kAxis;
+    else if (kind == "stream")
+      parameter.kind = AbiParameter::Kind::kStream;
+    else
+      return make_error("parse", "signature: unknown parameter kind '{}'", kind);
+    parameter.type = item.value("type", "");
+    parameter.name = item.value("name", "");
+    parameter.source_name = item.value("source_name", "");
+    parameter.scalar = item.value("scalar", false);
+    signature.parameters.push_back(parameter);
+  }
+  return signature;
+}
+
+}  // namespace
+
+Json compile_request_to_json(const CompileRequest& request) {
+  return Json{{"source_name", request.source_name},
+              {"source", request.source},
+              {"signature", signature_to_json(request.signature)},
+              {"options", compile_options_to_json(request.options)}};
+}
+
+Result<CompileRequest> compile_request_from_json(const Json& json) {
+  if (!json.is_object() || !json.contains("source") || !json["source"].is_string())
+    return make_error("parse", "compile request: expected an object with a string \"source\"");
+  CompileRequest request;
+  request.source = json["source"].get<std::string>();
+  request.source_name = json.value("source_name", request.source_name);
+  PTXB_ASSIGN_OR_RETURN(request.signature,
+                        signature_from_json(json.value("signature", Json::array())));
+  PTXB_ASSIGN_OR_RETURN(request.options,
+                        compile_options_from_json(json.value("options", Json::object())));
+  return request;
+}
+
+std::string_view compile_status_name(CompileStatus status) {
+  switch (status) {
+    case CompileStatus::kOk:
+      return "OK";
+    case CompileStatus::kCompileError:
+      return "COMPILE_ERROR";
+    case CompileStatus::kForbidden:
+      return "FORBIDDEN";
+  }
+  return "COMPILE_ERROR";
+}
+
+std::string SourceDiagnostic::describe() const {
+  return fmt::format("{}:{}: {}: {}", file, line, severity, message);
+}
+
+Json compile_result_to_json(const CompileResult& result) {
+  Json diagnostics = Json::array();
+  for (const auto& d : result.diagnostics)
+    diagnostics.push_back(
+        Json{{"file", d.file}, {"line", d.line}, {"severity", d.severity}, {"message", d.message}});
+  Json stages = Json::object();
+  for (const auto& [stage, ms] : result.stage_ms) stages[stage] = ms;
+  Json forbidden = Json::array();
+  for (const auto& finding : result.forbidden)
+    forbidden.push_back(forbidden_finding_to_json(finding));
+  const CompileArtifact& a = result.artifact;
+  Json hashes = Json::object();
+  for (const auto& [file, digest] : a.sha256) hashes[file] = digest;
+  Json artifact{{"directory", a.directory},
+                {"arch", a.arch},
+                {"source_file", a.source_file},
+                {"trampoline_file", a.trampoline_file},
+                {"shared_object", a.shared_object},
+                {"ptx_file", a.ptx_file},
+                {"cubin_files", a.cubin_files},
+                {"sass_file", a.sass_file},
+                {"sha256", hashes},
+                {"toolchain", toolchain_info_to_json(a.toolchain)},
+                {"compile_command", a.compile_command},
+                {"link_command", a.link_command},
+                {"abi_signature", a.abi_signature},
+                {"cache_key", a.cache_key}};
+  return Json{{"status", compile_status_name(result.status)},
+              {"reason", result.reason},
+              {"message", result.message},
+              {"from_cache", result.from_cache},
+              {"diagnostics", diagnostics},
+              {"forbidden", forbidden},
+              {"stage_ms", stages},
+              {"artifact", artifact},
+              {"ptxas", ptxas_report_to_json(result.ptxas)},
+              {"sass", sass_summary_to_json(result.sass)},
+              {"ptx_families", ptx_family_counts_to_json(result.ptx_families)},
+              {"log", result.log},
+              {"log_truncated", result.log_truncated}};
+}
+
+Result<CompileResult> compile_result_from_json(const Json& json, const std::string& origin) {
+  if (!json.is_object())
+    return make_error("parse", "{}: compile result: expected an object", origin);
+  CompileResult result;
+  try {
+    const std::string status = json.at("status").get<std::string>();
+    if (status == "OK")
+      result.status = CompileStatus::kOk;
+    else if (status == "COMPILE_ERROR")
+      result.status = CompileStatus::kCompileError;
+    else if (status == "FORBIDDEN")
+      result.status = CompileStatus::kForbidden;
+    else
+      return make_error("parse", "{}: $.status: unknown compile status '{}'", origin, status);
+    result.reason = json.value("reason", "");
+    result.message = json.value("message", "");
+    result.from_cache = json.value("from_cache", false);
+    for (const auto& d : json.value("diagnostics", Json::array()))
+      result.diagnostics.push_back(SourceDiagnostic{d.value("file", ""), d.value("line", 0),
+                                                    d.value("severity", ""),
+                                                    d.value("message", "")});
+    for (const auto& f : json.value("forbidden", Json::array()))
+      result.forbidden.push_back(forbidden_finding_from_json(f));
+    const Json stage_ms_json = json.value("stage_ms", Json::object());
+    for (const auto& [stage, ms] : stage_ms_json.items())
+      result.stage_ms.emplace_back(stage, ms.get<double>());
+    const Json a = json.value("artifact", Json::object());
+    CompileArtifact& artifact = result.artifact;
+    artifact.directory = a.value("directory", "");
+    artifact.arch = a.value("arch", "");
+    artifact.source_file = a.value("source_file", artifact.source_file);
+    artifact.trampoline_file = a.value("trampoline_file", artifact.trampoline_file);
+    artifact.shared_object = a.value("shared_object", artifact.shared_object);
+    artifact.ptx_file = a.value("ptx_file", artifact.ptx_file);
+    artifact.cubin_files = a.value("cubin_files", std::vector<std::string>{});
+    artifact.sass_file = a.value("sass_file", artifact.sass_file);
+    const Json sha256_json = a.value("sha256", Json::object());
+    for (const auto& [file, digest] : sha256_json.items())
+      artifact.sha256[file] = digest.get<std::string>();
+    artifact.toolchain = toolchain_info_from_json(a.value("toolchain", Json::object()));
+    artifact.compile_command = a.value("compile_command", std::vector<std::string>{});
+    artifact.link_command = a.value("link_command", std::vector<std::string>{});
+    artifact.abi_signature = a.value("abi_signature", "");
+    artifact.cache_key = a.value("cache_key", "");
+    result.ptxas = ptxas_report_from_json(json.value("ptxas", Json::object()));
+    result.sass = sass_summary_from_json(json.value("sass", Json::object()));
+    result.ptx_families = ptx_family_counts_from_json(json.value("ptx_families", Json::object()));
+    result.log = json.value("log", "");
+    result.log_truncated = json.value("log_truncated", false);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error("parse", "{}: compile result: {}", origin, e.what());
+  }
+  return result;
+}
+
+}  // namespace ptxb

@@ -1,0 +1,445 @@
+#include "compile/compiler.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "compile/compile_cache.h"
+#include "compile/elf_reader.h"
+#include "compile/forbidden.h"
+#include "compile/trampoline.h"
+#include "core/fs.h"
+#include "core/sha256.h"
+#include "core/strings.h"
+
+namespace ptxb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kObjectFile = "kernel.o";
+constexpr const char* kKeepDir = ".keep";
+constexpr const char* kCubinDir = ".cubins";
+constexpr std::size_t kMaxToolOutput = 8u << 20;
+constexpr std::size_t kMaxPreprocessedBytes = std::size_t{256} << 20;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Variables that would let the environment change what nvcc compiles or includes behind the
+// recorded command line.
+std::vector<std::string> tool_environment() {
+  std::vector<std::string> env;
+  for (const auto& entry : current_environment()) {
+    const std::string key = entry.substr(0, entry.find('='));
+    if (key == "NVCC_PREPEND_FLAGS" || key == "NVCC_APPEND_FLAGS" || key == "CPATH" ||
+        key == "C_INCLUDE_PATH" || key == "CPLUS_INCLUDE_PATH" || key == "NVCC_CCBIN")
+      continue;
+    env.push_back(entry);
+  }
+  return env;
+}
+
+// State of one compile: the deadline shared by every tool, the log, stage times.
+class Pipeline {
+ public:
+  Pipeline(const CompileRequest& request, const Toolchain& toolchain)
+      : request_(request),
+        toolchain_(toolchain),
+        start_(Clock::now()),
+        deadline_(start_ + request.options.timeout) {}
+
+  // Runs a tool in `cwd` with what is left of the compile's time budget. nullopt result with
+  // `timed_out_` set when the budget is spent.
+  Result<ProcessResult> run_tool(const std::vector<std::string>& argv, const std::string& cwd) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+    ProcessSpec spec;
+    spec.argv = argv;
+    spec.cwd = cwd;
+    spec.env = tool_environment();
+    spec.timeout = std::max(left, std::chrono::milliseconds(1));
+    spec.output_cap_bytes = kMaxToolOutput;
+    log_ += "$ " + join(argv, " ") + "\n";
+    PTXB_ASSIGN_OR_RETURN(ProcessResult result, toolchain_.runner().run(spec));
+    log_ += result.stdout_text;
+    log_ += result.stderr_text;
+    if (!ends_with(log_, "\n")) log_ += "\n";
+    if (!result.succeeded())
+      log_ += "# " + argv[0].substr(argv[0].rfind('/') + 1) + ": " + result.describe() + "\n";
+    return result;
+  }
+
+  void stage(const std::string& name, Clock::time_point since) {
+    stages_.emplace_back(name, ms_since(since));
+  }
+  std::string& log() { return log_; }
+  std::vector<std::pair<std::string, double>>& stages() { return stages_; }
+  Clock::time_point start() const { return start_; }
+
+ private:
+  const CompileRequest& request_;
+  const Toolchain& toolchain_;
+  Clock::time_point start_;
+  Clock::time_point deadline_;
+  std::string log_;
+  std::vector<std::pair<std::string, double>> stages_;
+};
+
+std::string first_error_line(const std::string& log) {
+  for (const auto& line : split_lines(log))
+    if (contains(line, "error") && !starts_with(line, "$ ")) return trim(line);
+  return "";
+}
+
+CompileResult failed(CompileStatus status, std::string reason, std::string message) {
+  CompileResult result;
+  result.status = status;
+  result.reason = std::move(reason);
+  result.message = std::move(message);
+  return result;
+}
+
+Status hash_artifact_files(CompileArtifact& artifact) {
+  std::vector<std::string> files = {artifact.source_file, artifact.trampoline_file,
+                                    artifact.shared_object, artifact.ptx_file, artifact.sass_file};
+  files.insert(files.end(), artifact.cubin_files.begin(), artifact.cubin_files.end());
+  for (const auto& file : files) {
+    if (!path_exists(artifact.path_of(file))) continue;
+    PTXB_ASSIGN_OR_RETURN(std::string bytes,
+                          read_file(artifact.path_of(file), std::size_t{512} << 20));
+    artifact.sha256[file] = sha256_hex(bytes);
+  }
+  return ok_status();
+}
+
+// The analysis half: disassemble the linked .so and parse everything. Fills `result`.
+Status analyse_binary(Pipeline& pipeline, const Toolchain& toolchain, const std::string& dir,
+                      CompileResult& result) {
+  CompileArtifact& artifact = result.artifact;
+  const std::string& cuobjdump = toolchain.info().cuobjdump.path;
+  auto since = Clock::now();
+  // Cubins are extracted from the shared object itself, so what is analysed (and later hashed
+  // by the runner's module-load check) is exactly what the GPU will load.
+  PTXB_RETURN_IF_ERROR(make_directories(dir + "/" + kCubinDir));
+  PTXB_ASSIGN_OR_RETURN(ProcessResult extract, pipeline.run_tool({cuobjdump, "-xelf", "all",
+                                                                  "../" + artifact.shared_object},
+                                                                 dir + "/" + kCubinDir));
+  if (!extract.succeeded())
+    return make_error("toolchain", "{}: cuobjdump -xelf all failed: {}",
+                      artifact.path_of(artifact.shared_object), extract.describe());
+  PTXB_ASSIGN_OR_RETURN(auto cubins, list_files(dir + "/" + kCubinDir));
+  for (const auto& cubin : cubins) {
+    const std::string name = cubin.substr(cubin.rfind('/') + 1);
+    if (!ends_with(name, ".cubin")) continue;
+    if (std::rename(cubin.c_str(), (dir + "/" + name).c_str()) != 0)
+      return make_error("io", "{}: cannot move extracted cubin", cubin);
+    artifact.cubin_files.push_back(name);
+  }
+  remove_tree(dir + "/" + kCubinDir);
+  if (artifact.cubin_files.empty())
+    return make_error("toolchain", "{}: cuobjdump found no cubin in the shared object",
+                      artifact.path_of(artifact.shared_object));
+
+  PTXB_ASSIGN_OR_RETURN(ProcessResult sass,
+                        pipeline.run_tool({cuobjdump, "-sass", artifact.shared_object}, dir));
+  if (!sass.succeeded())
+    return make_error("toolchain", "{}: cuobjdump -sass failed: {}",
+                      artifact.path_of(artifact.shared_object), sass.describe());
+  PTXB_RETURN_IF_ERROR(write_file_atomic(artifact.path_of(artifact.sass_file), sass.stdout_text));
+  // The cuobjdump command is in the log; its (large) listing lives in kernel.sass instead.
+  pipeline.stage("disassemble", since);
+
+  since = Clock::now();
+  PTXB_ASSIGN_OR_RETURN(
+      auto kernels, parse_cuobjdump_sass(sass.stdout_text, artifact.path_of(artifact.sass_file)));
+  result.sass = summarize_sass(std::move(kernels), artifact.arch);
+  PTXB_ASSIGN_OR_RETURN(std::string ptx,
+                        read_file(artifact.path_of(artifact.ptx_file), kMaxPreprocessedBytes));
+  result.ptx_families = count_ptx_families(ptx);
+  pipeline.stage("analysis", since);
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::string> gencode_for_arch(const std::string& arch) {
+  // The "a" targets: wgmma/setmaxnreg (sm_90a) and tcgen05 (sm_100a) exist only in the
+  // architecture-specific feature set (PTX ISA "Target ISA notes"), so code=sm_XXa, never a
+  // plain sm_XX or a PTX-only (JIT) target.
+  if (arch == "sm_90a") return std::string("arch=compute_90a,code=sm_90a");
+  if (arch == "sm_100a") return std::string("arch=compute_100a,code=sm_100a");
+  return make_error("validation", "unsupported architecture '{}' (expected sm_90a or sm_100a)",
+                    arch);
+}
+
+std::vector<std::string> nvcc_compile_command(const ToolchainInfo& toolchain,
+                                              const CompileRequest& request,
+                                              const std::string& gencode) {
+  std::vector<std::string> argv = {toolchain.nvcc.path,
+                                   "-gencode",
+                                   gencode,
+                                   "-O3",
+                                   "-lineinfo",
+                                   "-Xptxas",
+                                   "-v",
+                                   "-Xcompiler",
+                                   "-fPIC,-fvisibility=hidden",
+                                   "--keep",
+                                   "--keep-dir",
+                                   kKeepDir};
+  for (const auto& dir : request.options.include_dirs) argv.push_back("-I" + dir);
+  argv.insert(argv.end(), {"-c", request.source_name, "-o", kObjectFile});
+  return argv;
+}
+
+std::vector<std::string> nvcc_link_command(const ToolchainInfo& toolchain,
+                                           const std::string& gencode) {
+  // -cudart shared: see compile/forbidden.h (static cudart brings its own dlopen/socket imports).
+  return {toolchain.nvcc.path,
+          "-gencode",
+          gencode,
+          "-O3",
+          "-shared",
+          "-cudart",
+          "shared",
+          "-Xcompiler",
+          "-fPIC,-fvisibility=hidden",
+          "-o",
+          "kernel.so",
+          kObjectFile,
+          "trampoline.cpp"};
+}
+
+std::vector<SourceDiagnostic> parse_source_diagnostics(std::string_view log) {
+  static const std::regex kEdg(
+      R"(^([^\s():]+)\((\d+)\): (catastrophic error|error|warning)(?: #[\w-]+)?: (.*)$)");
+  static const std::regex kGcc(R"(^([^\s:]+):(\d+):(?:\d+:)? (fatal error|error|warning): (.*)$)");
+  std::vector<SourceDiagnostic> diagnostics;
+  for (const auto& line : split_lines(log)) {
+    std::smatch match;
+    if (std::regex_match(line, match, kEdg) || std::regex_match(line, match, kGcc)) {
+      std::string severity = match[3];
+      if (severity != "warning") severity = "error";
+      diagnostics.push_back(
+          SourceDiagnostic{match[1], std::stoi(match[2]), severity, trim(match[4].str())});
+    }
+  }
+  return diagnostics;
+}
+
+Result<CompileResult> compile_solution(const CompileRequest& request, const Toolchain& toolchain) {
+  const CompileOptions& options = request.options;
+  Pipeline pipeline(request, toolchain);
+  auto since = Clock::now();
+
+  // --- validate: bad input from a model is a result, not an infrastructure error ---
+  PTXB_ASSIGN_OR_RETURN(const std::string gencode, gencode_for_arch(options.arch));
+  if (request.source_name.empty() || request.source_name.find('/') != std::string::npos ||
+      !ends_with(request.source_name, ".cu"))
+    return make_error("validation", "source name '{}' must be a plain file name ending in .cu",
+                      request.source_name);
+  if (request.source.size() > options.max_source_bytes)
+    return failed(
+        CompileStatus::kCompileError, "source_too_large",
+        fmt::format("{}: {} bytes exceeds the source size limit of {} bytes", request.source_name,
+                    request.source.size(), options.max_source_bytes));
+  if (request.source.find('\0') != std::string::npos)
+    return failed(CompileStatus::kCompileError, "source_not_text",
+                  fmt::format("{}: binary input (contains a NUL byte at offset {})",
+                              request.source_name, request.source.find('\0')));
+  if (const std::string utf8 = find_utf8_error(request.source); !utf8.empty())
+    return failed(CompileStatus::kCompileError, "source_not_text",
+                  fmt::format("{}: not valid UTF-8 text: {}", request.source_name, utf8));
+  pipeline.stage("validate", since);
+
+  // --- cache ---
+  since = Clock::now();
+  const auto compile_command = nvcc_compile_command(toolchain.info(), request, gencode);
+  const auto link_command = nvcc_link_command(toolchain.info(), gencode);
+  const std::string key =
+      compile_cache_key(request, toolchain.info(), compile_command, link_command);
+  CompileCache cache(options.cache_dir);
+  // An entry that exists but failed lookup (damaged, hash mismatch) must be replaced, not kept.
+  bool replace_entry = !options.use_cache;
+  if (options.use_cache) {
+    if (auto hit = cache.lookup(key)) {
+      hit->stage_ms = {{"cache_lookup", ms_since(since)}, {"total", ms_since(pipeline.start())}};
+      return std::move(*hit);
+    }
+    replace_entry = path_exists(cache.entry_dir(key));
+  }
+  pipeline.stage("cache_lookup", since);
+
+  PTXB_ASSIGN_OR_RETURN(const std::string dir, cache.make_staging_dir());
+  CompileResult result;
+  CompileArtifact& artifact = result.artifact;
+  artifact.directory = dir;  // the staging dir while building; the cache entry once published
+  artifact.arch = options.arch;
+  artifact.source_file = request.source_name;
+  artifact.toolchain = toolchain.info();
+  artifact.compile_command = compile_command;
+  artifact.link_command = link_command;
+  artifact.abi_signature = request.signature.declaration();
+  artifact.cache_key = key;
+  artifact.ptx_file = request.source_name.substr(0, request.source_name.size() - 3) + ".ptx";
+  PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/" + request.source_name, request.source));
+  PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/" + artifact.trampoline_file,
+                                         generate_trampoline(request.signature)));
+  PTXB_RETURN_IF_ERROR(make_directories(dir + "/" + kKeepDir));
+
+  auto finish = [&](CompileResult&& done, bool cacheable) -> Result<CompileResult> {
+    done.log = cap_text(pipeline.log(), options.log_cap_bytes);
+    done.log_truncated = pipeline.log().size() > options.log_cap_bytes;
+    remove_tree(dir + "/" + kKeepDir);
+    std::remove((dir + "/" + kObjectFile).c_str());
+    if (!cacheable) {
+      remove_tree(dir);
+      done.artifact.directory.clear();
+      done.stage_ms = pipeline.stages();
+      done.stage_ms.emplace_back("total", ms_since(pipeline.start()));
+      return std::move(done);
+    }
+    auto store_since = Clock::now();
+    PTXB_RETURN_IF_ERROR(hash_artifact_files(done.artifact));
+    done.artifact.directory = cache.entry_dir(key);
+    done.stage_ms = pipeline.stages();
+    done.stage_ms.emplace_back("cache_store", ms_since(store_since));
+    done.stage_ms.emplace_back("total", ms_since(pipeline.start()));
+    PTXB_RETURN_IF_ERROR(
+        write_file_atomic(dir + "/result.json", dump_pretty(compile_result_to_json(done))));
+    PTXB_ASSIGN_OR_RETURN(bool ours, cache.publish(dir, key, replace_entry));
+    if (!ours) {
+      // A concurrent process stored the same key first: return its artifact, whose hashes match its
+      // files.
+      if (auto winner = cache.lookup(key)) {
+        winner->from_cache = false;
+        return std::move(*winner);
+      }
+      return make_error("io", "{}: cache entry vanished while publishing", cache.entry_dir(key));
+    }
+    return std::move(done);
+  };
+
+  // --- compile the candidate alone: its errors, its ptxas report, its preprocessed files ---
+  since = Clock::now();
+  PTXB_ASSIGN_OR_RETURN(ProcessResult compile, pipeline.run_tool(compile_command, dir));
+  pipeline.stage("nvcc_compile", since);
+  if (compile.timed_out) {
+    return finish(
+        failed(CompileStatus::kCompileError, "compile_timeout",
+               fmt::format("{}: compilation exceeded the time limit of {:.1f} s and was killed "
+                           "(nvcc and its children, as a process group)",
+                           request.source_name, options.timeout.count() / 1000.0)),
+        /*cacheable=*/false);
+  }
+  const std::string compile_output = compile.stdout_text + compile.stderr_text;
+  result.diagnostics = parse_source_diagnostics(compile_output);
+  result.ptxas = parse_ptxas_report(compile_output);
+
+  // --- header allow-list, from both passes' preprocessed output (even if the compile failed:
+  // a forbidden include is the more useful verdict) ---
+  since = Clock::now();
+  {
+    std::vector<std::string> preprocessed;
+    PTXB_ASSIGN_OR_RETURN(auto kept, list_files(dir + "/" + kKeepDir));
+    for (const auto& file : kept) {
+      if (!ends_with(file, ".ii")) continue;
+      PTXB_ASSIGN_OR_RETURN(std::string text, read_file(file, kMaxPreprocessedBytes));
+      preprocessed.push_back(std::move(text));
+    }
+    if (preprocessed.empty() && compile.succeeded())
+      return make_error("toolchain",
+                        "{}: nvcc --keep left no preprocessed (.ii) files; cannot check includes",
+                        dir + "/" + kKeepDir);
+    HeaderPolicy policy{toolchain.info().cuda_include_dir, options.include_dirs,
+                        canonical_path(dir + "/" + request.source_name)};
+    result.forbidden = check_headers(included_files_from_line_markers(preprocessed, dir), policy);
+    // Copy the PTX out of the keep dir before it is removed.
+    const std::string kept_ptx = dir + "/" + kKeepDir + "/" + artifact.ptx_file;
+    if (path_exists(kept_ptx) &&
+        std::rename(kept_ptx.c_str(), artifact.path_of(artifact.ptx_file).c_str()) != 0)
+      return make_error("io", "{}: cannot move the PTX file", kept_ptx);
+  }
+  pipeline.stage("header_check", since);
+  if (!result.forbidden.empty()) {
+    result.status = CompileStatus::kForbidden;
+    result.reason = "forbidden_header";
+    result.message = result.forbidden.front().describe();
+    return finish(std::move(result), true);
+  }
+  if (!compile.succeeded()) {
+    result.status = CompileStatus::kCompileError;
+    result.reason =
+        contains(compile_output, "ptxas") && !contains(compile_output, request.source_name + "(")
+            ? "ptxas_error"
+            : "nvcc_error";
+    std::string first;
+    for (const auto& d : result.diagnostics)
+      if (d.severity == "error") {
+        first = d.describe();
+        break;
+      }
+    if (first.empty()) first = first_error_line(compile_output);
+    result.message = first.empty() ? "nvcc failed: " + compile.describe() : first;
+    return finish(std::move(result), true);
+  }
+
+  // --- link with the trampoline ---
+  since = Clock::now();
+  PTXB_ASSIGN_OR_RETURN(ProcessResult link, pipeline.run_tool(link_command, dir));
+  pipeline.stage("link", since);
+  if (link.timed_out)
+    return finish(
+        failed(CompileStatus::kCompileError, "compile_timeout",
+               fmt::format("{}: linking exceeded the time limit of {:.1f} s and was killed",
+                           request.source_name, options.timeout.count() / 1000.0)),
+        false);
+  if (!link.succeeded()) {
+    result.status = CompileStatus::kCompileError;
+    result.reason = "link_error";
+    const std::string line = first_error_line(link.stdout_text + link.stderr_text);
+    result.message = "linking kernel.so failed: " + (line.empty() ? link.describe() : line);
+    return finish(std::move(result), true);
+  }
+
+  // --- undefined symbols: allow-list and the `run` contract ---
+  since = Clock::now();
+  PTXB_ASSIGN_OR_RETURN(ElfDynamicSymbols symbols,
+                        read_elf_dynamic_symbols_file(artifact.path_of(artifact.shared_object)));
+  std::vector<std::string> undefined;
+  bool run_missing = false;
+  for (const auto& name : symbols.undefined_names()) {
+    if (is_mangled_run_symbol(name))
+      run_missing = true;
+    else
+      undefined.push_back(name);
+  }
+  result.forbidden = check_undefined_symbols(undefined);
+  pipeline.stage("symbol_check", since);
+  if (!result.forbidden.empty()) {
+    result.status = CompileStatus::kForbidden;
+    result.reason = "forbidden_symbol";
+    result.message = result.forbidden.front().describe();
+    return finish(std::move(result), true);
+  }
+  if (run_missing) {
+    result.status = CompileStatus::kCompileError;
+    result.reason = "missing_run";
+    result.message =
+        fmt::format("{} must define `{}` (no function with exactly this signature was found)",
+                    request.source_name, request.signature.declaration());
+    return finish(std::move(result), true);
+  }
+
+  PTXB_RETURN_IF_ERROR(analyse_binary(pipeline, toolchain, dir, result));
+  result.status = CompileStatus::kOk;
+  result.message =
+      fmt::format("compiled for {}; target instructions {}", options.arch,
+                  result.sass.target_present
+                      ? "present (" + join(result.sass.qualifying_families_found, ", ") + ")"
+                      : "absent");
+  return finish(std::move(result), true);
+}
+
+}  // namespace ptxb
