@@ -1,0 +1,78 @@
+// End-to-end: `ptxbench compile` as a user runs it (real nvcc, ptxas and cuobjdump; no GPU).
+#include <gtest/gtest.h>
+
+#include "core/fs.h"
+#include "core/json_io.h"
+#include "core/process.h"
+
+namespace ptxb {
+namespace {
+
+class CompileCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto dir = make_temp_directory("ptxb-compile-cli");
+    ASSERT_TRUE(dir.ok());
+    cache_dir_ = new std::string(dir.value());
+  }
+  static void TearDownTestSuite() {
+    remove_tree(*cache_dir_);
+    delete cache_dir_;
+  }
+
+  // A private cache so the first compile is a real one and the test cannot pass on stale data.
+  static ProcessResult run_cli(std::vector<std::string> args) {
+    args.insert(args.begin(), PTXB_CLI_PATH);
+    SystemProcessRunner runner;
+    ProcessSpec spec{args};
+    spec.env = current_environment();
+    spec.env->push_back("PTXBENCH_CACHE_DIR=" + *cache_dir_);
+    spec.timeout = std::chrono::seconds(300);
+    auto result = runner.run(spec);
+    EXPECT_TRUE(result.ok());
+    return result.ok() ? result.value() : ProcessResult{};
+  }
+
+  static std::string* cache_dir_;
+};
+std::string* CompileCli::cache_dir_ = nullptr;
+
+TEST_F(CompileCli, ReadmeExampleCompilesAndReportsTargetInstructionsAbsent) {
+  const std::string kernel = std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu";
+  ProcessResult result = run_cli({"compile", kernel, "--task", "gemm_n7168_k5120", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
+  auto parsed = parse_json(result.stdout_text, "compile --json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Json& out = parsed.value();
+  EXPECT_EQ(out["status"], "OK");
+  EXPECT_EQ(out["from_cache"], false);
+  EXPECT_EQ(out["sass"]["target_arch"], "sm_90a");
+  EXPECT_EQ(out["sass"]["target_present"], false);  // plain FFMA code: no GMMA, no TMA
+  EXPECT_EQ(out["artifact"]["abi_signature"],
+            "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, "
+            "int64_t N, int64_t K, cudaStream_t stream)");
+
+  // The same request again is a cache hit with the same artifact.
+  ProcessResult again = run_cli({"compile", kernel, "--task", "gemm_n7168_k5120", "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  auto second = parse_json(again.stdout_text, "compile --json (cached)");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second.value()["from_cache"], true);
+  EXPECT_EQ(second.value()["artifact"]["sha256"], out["artifact"]["sha256"]);
+}
+
+TEST_F(CompileCli, UnknownTaskIsAOneLineError) {
+  ProcessResult result = run_cli({"compile", std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu",
+                                  "--task", "gemm_n7168_k512"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.stderr_text.find("gemm_n7168_k5120"), std::string::npos) << result.stderr_text;
+}
+
+TEST_F(CompileCli, MissingKernelFileIsAnError) {
+  ProcessResult result = run_cli({"compile", "/nonexistent/kernel.cu", "--task", "gemm_n7168_k5120"});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_FALSE(result.stderr_text.empty());
+}
+
+}  // namespace
+}  // namespace ptxb
