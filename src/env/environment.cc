@@ -55,7 +55,7 @@ Environment probe_environment(ProcessRunner& runner) {
   return env;
 }
 
-const ToolInfo* Environment::tool(const std::string& name) const {
+const ProbedTool* Environment::tool(const std::string& name) const {
   for (const auto& info : tools)
     if (info.name == name) return &info;
   return nullptr;

@@ -18,14 +18,14 @@ struct Environment {
   std::string hostname;
   std::string os;   // uname sysname + release
   std::string cpu;  // /proc/cpuinfo model name
-  std::vector<ToolInfo> tools;
+  std::vector<ProbedTool> tools;
   std::vector<LibraryInfo> libraries;
   GpuProbe gpu;
 
   Json to_json() const;
   // Human-readable lines for what is missing and what that disables.
   std::vector<std::string> missing() const;
-  const ToolInfo* tool(const std::string& name) const;
+  const ProbedTool* tool(const std::string& name) const;
 };
 
 // The tools PTXBench uses, in the order `env` lists them.

@@ -2,6 +2,7 @@
 
 #include <glob.h>
 
+#include "compile/toolchain.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -33,9 +34,9 @@ std::string version_line(const std::string& output) {
 }  // namespace
 
 std::vector<std::string> default_tool_dirs() {
-  std::vector<std::string> dirs = {std::string(PTXB_CUDA_ROOT) + "/bin",
-                                   std::string(PTXB_PYDEPS_DIR) + "/nvidia/cu13/bin",
-                                   std::string(PTXB_CUDA_ROOT) + "/nsight-compute/bin"};
+  // The compile stage's folders (toolkit, PyPI disassemblers), then Nsight Compute's.
+  std::vector<std::string> dirs = default_tool_search_dirs();
+  dirs.push_back(std::string(PTXB_CUDA_ROOT) + "/nsight-compute/bin");
   glob_t matches{};
   if (::glob("/opt/nvidia/nsight-compute/*", 0, nullptr, &matches) == 0) {
     for (std::size_t i = 0; i < matches.gl_pathc; ++i) dirs.emplace_back(matches.gl_pathv[i]);
@@ -44,9 +45,9 @@ std::vector<std::string> default_tool_dirs() {
   return dirs;
 }
 
-ToolInfo probe_tool(const std::string& name, ProcessRunner& runner,
+ProbedTool probe_tool(const std::string& name, ProcessRunner& runner,
                     const std::vector<std::string>& extra_dirs) {
-  ToolInfo info;
+  ProbedTool info;
   info.name = name;
   info.install_hint = hint_for(name);
   std::optional<std::string> path = find_executable(name);
@@ -62,7 +63,7 @@ ToolInfo probe_tool(const std::string& name, ProcessRunner& runner,
   return info;
 }
 
-Json ToolInfo::to_json() const {
+Json ProbedTool::to_json() const {
   Json out = Json::object();
   out["name"] = name;
   out["found"] = found;

@@ -1,6 +1,8 @@
-// Finding external tools (nvcc, ptxas, cuobjdump, nvdisasm, ncu, compute-sanitizer) and their
-// versions. Search order: $PATH, then the CUDA toolkit's bin/, then the PyPI wheels that
-// scripts/setup.sh installs under .deps/py, then Nsight Compute's default install folders.
+// What `ptxbench env` reports about each external tool (nvcc, ptxas, cuobjdump, nvdisasm, ncu,
+// compute-sanitizer): found or not, where, its own version line, and how to install it. The
+// compile stage's discovery (compile/toolchain.h) is what builds use; this probe reports, and it
+// searches the same folders: $PATH, the CUDA toolkit's bin/, the PyPI wheels that
+// scripts/setup.sh installs under .deps/py, then Nsight Compute's install folders.
 #pragma once
 
 #include <string>
@@ -11,7 +13,7 @@
 
 namespace ptxb {
 
-struct ToolInfo {
+struct ProbedTool {
   std::string name;
   bool found = false;
   std::string path;
@@ -24,7 +26,7 @@ struct ToolInfo {
 std::vector<std::string> default_tool_dirs();
 
 // Locates `name` and runs `name --version` (5 s limit) through `runner`.
-ToolInfo probe_tool(const std::string& name, ProcessRunner& runner,
+ProbedTool probe_tool(const std::string& name, ProcessRunner& runner,
                     const std::vector<std::string>& extra_dirs = default_tool_dirs());
 
 }  // namespace ptxb
