@@ -42,6 +42,16 @@ if [[ "${PTXB_SKIP_INSTALL:-0}" != 1 ]]; then
   fi
 fi
 
-cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# GPU tests are built only where a GPU can run them (see CMakeLists.txt); override with
+# PTXB_BUILD_GPU_TESTS=ON|OFF.
+if [[ -z "${PTXB_BUILD_GPU_TESTS:-}" ]]; then
+  if [[ -e /dev/nvidia0 ]] || command -v nvidia-smi >/dev/null 2>&1; then
+    PTXB_BUILD_GPU_TESTS=ON
+  else
+    PTXB_BUILD_GPU_TESTS=OFF
+  fi
+fi
+cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DPTXB_BUILD_GPU_TESTS="$PTXB_BUILD_GPU_TESTS" >/dev/null
 cmake --build "$ROOT/build" --parallel "$(nproc)"
 echo "setup: built $ROOT/build/ptxbench"
