@@ -19,21 +19,10 @@
 #include "gpu/input_gen.h"
 #include "gpu/l2_flush.h"
 
+#include "test_macros.h"
+
 namespace ptxb::gpu {
 namespace {
-
-#define ASSERT_OK(expr)                                              \
-  do {                                                               \
-    auto&& ptxb_test_status_ = (expr);                               \
-    ASSERT_TRUE(ptxb_test_status_.ok()) << ptxb_test_status_.error().message; \
-  } while (0)
-
-// Unwraps a Result in a test, failing the test (and returning) on error.
-#define ASSERT_OK_AND_ASSIGN(decl, expr)                               \
-  auto PTXB_CONCAT(test_result_, __LINE__) = (expr);                   \
-  ASSERT_TRUE(PTXB_CONCAT(test_result_, __LINE__).ok())                \
-      << PTXB_CONCAT(test_result_, __LINE__).error().message;          \
-  decl = std::move(PTXB_CONCAT(test_result_, __LINE__)).value()
 
 template <typename T>
 Result<DeviceBuffer> upload(const std::vector<T>& host) {

@@ -20,20 +20,10 @@
 #include "gpu/plain_kernels.h"
 #include "gpu/reference.h"
 
+#include "test_macros.h"
+
 namespace ptxb::gpu {
 namespace {
-
-#define ASSERT_OK(expr)                                                         \
-  do {                                                                          \
-    auto&& ptxb_test_status_ = (expr);                                          \
-    ASSERT_TRUE(ptxb_test_status_.ok()) << ptxb_test_status_.error().message;   \
-  } while (0)
-
-#define ASSERT_OK_AND_ASSIGN(decl, expr)                      \
-  auto PTXB_CONCAT(test_result_, __LINE__) = (expr);          \
-  ASSERT_TRUE(PTXB_CONCAT(test_result_, __LINE__).ok())       \
-      << PTXB_CONCAT(test_result_, __LINE__).error().message; \
-  decl = std::move(PTXB_CONCAT(test_result_, __LINE__)).value()
 
 using Bf16 = __nv_bfloat16;
 
