@@ -81,6 +81,25 @@ Result<std::string> query_version(ProcessRunner& runner, const std::string& path
   return version;
 }
 
+// `nvcc --dryrun` prints its environment, including `#$ TOP=<toolkit>/bin/..`, without
+// reading the (absent) input file.
+Result<std::string> query_toolkit_root(ProcessRunner& runner, const std::string& nvcc) {
+  ProcessSpec spec;
+  spec.argv = {nvcc, "--dryrun", "-c", "ptxbench-probe.cu", "-o", "/dev/null"};
+  spec.timeout = std::chrono::seconds(30);
+  PTXB_ASSIGN_OR_RETURN(ProcessResult result, runner.run(spec));
+  const std::string text = result.stdout_text + result.stderr_text;
+  static const std::regex kTop(R"(#\$ TOP=([^\r\n]+))");
+  std::smatch match;
+  if (!std::regex_search(text, match, kTop))
+    return make_error("toolchain", "{} --dryrun: no `TOP=` line, cannot locate the CUDA toolkit: {}",
+                      nvcc, trim(text).substr(0, 400));
+  std::string top = trim(match[1].str());
+  if (!is_directory(top))
+    return make_error("toolchain", "{} reports toolkit folder {}, which does not exist", nvcc, top);
+  return canonical_path(top);
+}
+
 }  // namespace
 
 Result<Toolchain> Toolchain::discover(ProcessRunner& runner,
@@ -96,9 +115,17 @@ Result<Toolchain> Toolchain::discover(ProcessRunner& runner,
                       "/usr/local/cuda or put "
                       "its bin/ on PATH",
                       searched);
-  info.nvcc.path = *nvcc;
+  // The nvcc found on PATH may be a wrapper script (CI images put `exec
+  // /usr/local/cuda-13.0/bin/nvcc "$@"` in /usr/local/bin), so the toolkit is what nvcc itself
+  // reports as TOP, not the folder the wrapper sits in.
+  PTXB_ASSIGN_OR_RETURN(const std::string toolkit, query_toolkit_root(runner, *nvcc));
+  const std::string cuda_bin = toolkit + "/bin";
+  auto real_nvcc = find_executable(cuda_bin + "/nvcc");
+  if (!real_nvcc)
+    return make_error("toolchain", "{} reports its toolkit at {}, which has no bin/nvcc", *nvcc,
+                      toolkit);
+  info.nvcc.path = canonical_path(*real_nvcc);
   // nvcc runs the ptxas next to it (nvcc.profile), so that is the one whose version counts.
-  const std::string cuda_bin = info.nvcc.path.substr(0, info.nvcc.path.rfind('/'));
   auto ptxas = find_executable(cuda_bin + "/ptxas");
   if (!ptxas)
     return make_error("toolchain", "ptxas not found next to {}; the CUDA toolkit is incomplete",
@@ -121,9 +148,8 @@ Result<Toolchain> Toolchain::discover(ProcessRunner& runner,
     auto version = query_version(runner, info.nvdisasm.path);
     if (version.ok()) info.nvdisasm.version = *version;
   }
-  // <toolkit>/bin/nvcc -> <toolkit>/include (a symlink into targets/<triple>/include on Linux
-  // installs); resolved so header paths from line markers compare equal.
-  const std::string toolkit = cuda_bin.substr(0, cuda_bin.rfind('/'));
+  // <toolkit>/include is a symlink into targets/<triple>/include on Linux installs; resolved so
+  // header paths from line markers compare equal.
   info.cuda_include_dir = canonical_path(toolkit + "/include");
   if (!is_directory(info.cuda_include_dir))
     return make_error("toolchain", "{}: CUDA include directory not found next to nvcc",

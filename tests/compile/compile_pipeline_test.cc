@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -151,6 +153,25 @@ int family(const CompileResult& result, const std::string& kernel, const std::st
   if (!k) return -1;
   auto it = k->family_counts.find(name);
   return it == k->family_counts.end() ? 0 : it->second;
+}
+
+// CI images put a wrapper script `exec /usr/local/cuda-13.0/bin/nvcc "$@"` first on PATH; the
+// toolkit (and so the header allow-list's CUDA include folder) must be the real one, not the
+// wrapper's folder.
+TEST_F(CompilePipeline, NvccWrapperScriptResolvesToTheRealToolkit) {
+  const ToolchainInfo& real = shared().toolchain->info();
+  auto dir = make_temp_directory("ptxb-nvcc-wrapper");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(make_directories(*dir + "/include").ok());
+  const std::string wrapper = *dir + "/nvcc";
+  ASSERT_TRUE(write_file_atomic(wrapper, "#!/bin/sh\nexec " + real.nvcc.path + " \"$@\"\n").ok());
+  ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+  SystemProcessRunner runner;
+  auto found = Toolchain::discover(runner, {*dir}, /*search_system=*/true);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->info().nvcc.path, real.nvcc.path);
+  EXPECT_EQ(found->info().cuda_include_dir, real.cuda_include_dir);
+  EXPECT_NE(found->info().cuda_include_dir, *dir + "/include");
 }
 
 TEST_F(CompilePipeline, WgmmaAndTmaFoundInTheirOwnKernels) {
