@@ -6,6 +6,7 @@ CommandSpec make_tasks_command();
 CommandSpec make_validate_command();
 CommandSpec make_prompt_command();
 CommandSpec make_compile_command();
+CommandSpec make_eval_command();
 CommandSpec make_env_command();
 
 // The order `ptxbench --help` lists them: what to run on (tasks), what a model sees (prompt),
@@ -13,7 +14,7 @@ CommandSpec make_env_command();
 const std::vector<CommandSpec>& command_table() {
   static const std::vector<CommandSpec> table = {
       make_tasks_command(),   make_validate_command(), make_prompt_command(),
-      make_compile_command(), make_env_command(),
+      make_compile_command(), make_eval_command(),   make_env_command(),
   };
   return table;
 }

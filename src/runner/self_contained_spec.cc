@@ -84,6 +84,11 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json) {
   if (json.contains("signature")) {
     PTXB_ASSIGN_OR_RETURN(spec.signature, get_string(json, "signature", what));
   }
+  if (json.contains("warmup_calls")) {
+    PTXB_ASSIGN_OR_RETURN(spec.warmup_calls, get_u64(json, "warmup_calls", what));
+    if (spec.warmup_calls > 100)
+      return make_error("params", "{}: warmup_calls must be at most 100", what);
+  }
   if (json.contains("seed")) {
     PTXB_ASSIGN_OR_RETURN(spec.seed, get_u64(json, "seed", what));
   }

@@ -4,6 +4,7 @@
 //
 //   {"signature": "void run(...)",          // optional: checked like `load`
 //    "seed": 42,                            // host PRNG seed for "normal" tensors
+//    "warmup_calls": 0,                     // unprofiled calls first (optional)
 //    "params": [                            // every run parameter except the stream, in order
 //      {"name": "A", "tensor": {"dtype": "bfloat16", "elements": 41943040, "init": "normal"}},
 //      {"name": "C", "tensor": {"dtype": "bfloat16", "elements": 58720256, "init": "zeros"}},
@@ -38,6 +39,9 @@ struct SelfContainedParam {
 struct SelfContainedSpec {
   std::string signature;  // empty: not checked
   std::uint64_t seed = 0;
+  // Calls made before the profiled one (outside cudaProfilerStart/Stop): a library reference
+  // builds its plans on its first call, which must not be what the profiler measures.
+  std::uint64_t warmup_calls = 0;
   std::vector<SelfContainedParam> params;
 };
 

@@ -1,0 +1,169 @@
+#include "eval/eval_pipeline.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "compile/compiler.h"
+#include "core/fs.h"
+#include "core/strings.h"
+#include "core/version.h"
+#include "env/gpu_probe.h"
+
+namespace ptxb {
+namespace {
+
+std::string executable_dir() {
+  char buffer[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  if (n <= 0) return ".";
+  std::string path(buffer, static_cast<std::size_t>(n));
+  return path.substr(0, path.rfind('/'));
+}
+
+std::string find_tool(const std::string& name) {
+  if (auto found = find_executable(name)) return *found;
+  for (const std::string dir : {std::string(PTXB_CUDA_ROOT) + "/bin", std::string("/usr/local/cuda/bin")})
+    if (auto found = find_executable(dir + "/" + name)) return *found;
+  return "";
+}
+
+PtxbStatus compile_status_to_ptxb(CompileStatus status) {
+  switch (status) {
+    case CompileStatus::kOk: return PtxbStatus::kPassed;
+    case CompileStatus::kForbidden: return PtxbStatus::kForbidden;
+    case CompileStatus::kCompileError: break;
+  }
+  return PtxbStatus::kCompileError;
+}
+
+}  // namespace
+
+EvalTools EvalTools::discover() {
+  EvalTools t;
+  const std::string dir = executable_dir();
+  t.supervisor_path = dir + "/ptxbench-supervisor";
+  t.runner_path = dir + "/ptxbench-runner";
+  t.reference_library_path = dir + "/libptxbench_reference.so";
+  t.ncu_path = find_tool("ncu");
+  t.sanitizer_path = find_tool("compute-sanitizer");
+  return t;
+}
+
+Json EvalTools::to_json() const {
+  return Json{{"supervisor", supervisor_path},
+              {"runner", runner_path},
+              {"reference_library", reference_library_path},
+              {"ncu", ncu_path},
+              {"compute_sanitizer", sanitizer_path}};
+}
+
+Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& registry,
+                            const std::vector<std::string>& tasks_dirs, const EvalTools& tools,
+                            ProcessRunner& processes) {
+  PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(request.task));
+  EvalResult result;
+  result.task = task->name;
+  result.arch = request.arch.empty() ? task->arch : request.arch;
+  result.options = request.options;
+  result.harness_version = harness_version();
+
+  // ---- compile (trusted process; no candidate code runs) ----
+  const auto compile_start = std::chrono::steady_clock::now();
+  CompileRequest compile_request;
+  compile_request.options = CompileOptions::defaults();
+  compile_request.options.arch = result.arch;
+  compile_request.source = request.source;
+  compile_request.source_name = request.source_name;
+  compile_request.signature = make_run_signature(task->definition);
+  PTXB_ASSIGN_OR_RETURN(Toolchain toolchain, Toolchain::discover(processes));
+  PTXB_ASSIGN_OR_RETURN(CompileResult compiled, compile_solution(compile_request, toolchain));
+  result.stage_ms.emplace_back(
+      "compile", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                           compile_start)
+                     .count());
+  result.compile = compile_result_to_json(compiled);
+  for (const auto& [family, count] : compiled.sass.family_totals)
+    result.target_instructions.static_counts[family] = count;
+  // Every outcome carries one workload entry, so --trace-out writes one trace per workload even
+  // when the GPU stages never ran.
+  auto workload_entry = [&] {
+    WorkloadEval w;
+    w.workload = task->workload_name();
+    w.workload_uuid = task->workload.uuid;
+    w.seed = request.options.seed;
+    w.status = result.status;
+    w.reason = result.reason;
+    w.message = result.message;
+    result.workloads = {w};
+  };
+  if (!compiled.ok()) {
+    result.status = compile_status_to_ptxb(compiled.status);
+    result.reason = compiled.reason;
+    result.message = compiled.message;
+    result.target_instructions.reason = "not compiled";
+    workload_entry();
+    return result;
+  }
+
+  // ---- GPU stages, in the supervisor ----
+  auto skip = [&](std::string why) {
+    result.gpu_skipped = true;
+    result.gpu_skip_reason = std::move(why);
+    // Not PASSED: nothing was run, so nothing passed. The CLI exits 3 ("incomplete") for it.
+    result.status = PtxbStatus::kInfraError;
+    result.reason = "gpu_skipped";
+    result.message = "compiled; GPU stages skipped: " + result.gpu_skip_reason;
+    result.target_instructions.verdict = compiled.sass.target_present ? kInstNotRun : kInstStaticAbsent;
+    result.target_instructions.reason = "no GPU";
+    workload_entry();
+    return result;
+  };
+  if (result.arch != "sm_90a") return skip("only sm_90a (Hopper) GPUs are evaluated by this build");
+  GpuProbe probe = probe_gpus();
+  if (!probe.has_gpu()) return skip("no GPU: " + join(probe.problems, "; "));
+  if (!find_executable(tools.supervisor_path))
+    return skip(tools.supervisor_path + " is not built (configure with CUDA)");
+
+  SupervisorJob job;
+  job.request = request;
+  job.compile = result.compile;
+  job.tasks_dirs = tasks_dirs;
+  job.runner_path = tools.runner_path;
+  job.reference_library_path = tools.reference_library_path;
+  job.ncu_path = tools.ncu_path;
+  job.sanitizer_path = tools.sanitizer_path;
+  ProcessSpec spec;
+  spec.argv = {tools.supervisor_path, "--job", "-"};
+  spec.stdin_data = job.to_json().dump();
+  spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(kSupervisorTimeoutSeconds * 1000));
+  spec.output_cap_bytes = 64u << 20;
+  auto ran = processes.run(spec);
+  auto infra = [&](std::string message) {
+    result.status = PtxbStatus::kInfraError;
+    result.reason = "supervisor";
+    result.message = std::move(message);
+    return result;
+  };
+  if (!ran.ok()) return infra("could not start the supervisor: " + ran.error().message);
+  if (ran->timed_out || ran->exit_code != 0)
+    return infra(fmt::format("the supervisor failed ({}): {}", ran->describe(),
+                             trim(ran->stderr_text).substr(0, 2000)));
+  Json gpu_json;
+  try {
+    gpu_json = Json::parse(ran->stdout_text);
+  } catch (const std::exception& e) {
+    return infra(std::string("the supervisor printed no valid result JSON: ") + e.what());
+  }
+  PTXB_ASSIGN_OR_RETURN(EvalResult gpu, EvalResult::from_json(gpu_json));
+  std::vector<std::pair<std::string, double>> stages = result.stage_ms;
+  stages.insert(stages.end(), gpu.stage_ms.begin(), gpu.stage_ms.end());
+  gpu.stage_ms = stages;
+  gpu.compile = result.compile;
+  gpu.environment["supervisor_log"] = trim(ran->stderr_text).substr(0, 4000);
+  gpu.environment["tools"] = tools.to_json();
+  gpu.environment["gpu_probe"] = probe.to_json();
+  return gpu;
+}
+
+}  // namespace ptxb

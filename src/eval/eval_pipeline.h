@@ -1,0 +1,41 @@
+// One whole evaluation as the CLI, the agent and the service run it: compile in this process
+// (no candidate code runs here), then the GPU stages in the trusted supervisor process
+// (ptxbench-supervisor), which spawns the candidate's runner. Without a GPU, or without the
+// supervisor binary, the GPU stages are reported as skipped with the reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compile/toolchain.h"
+#include "core/process.h"
+#include "eval/eval_types.h"
+#include "tasks/registry.h"
+
+namespace ptxb {
+
+// Where the trusted binaries and the profilers are. Defaults: next to the running executable
+// (ptxbench-supervisor, ptxbench-runner, libptxbench_reference.so); ncu and compute-sanitizer on
+// PATH or in the CUDA toolkit's bin/.
+struct EvalTools {
+  std::string supervisor_path;
+  std::string runner_path;
+  std::string reference_library_path;
+  std::string ncu_path;
+  std::string sanitizer_path;
+  static EvalTools discover();
+  Json to_json() const;
+};
+
+// Per-evaluation cap on the supervisor (DESIGN §3.4 "a documented cap"): sanitizer (300 s) +
+// reference and candidate timing (2 × 15 s budgets plus per-call limits) + ncu (120 s), rounded
+// up; a supervisor still running after it is killed and the evaluation is an INFRA_ERROR.
+inline constexpr double kSupervisorTimeoutSeconds = 900.0;
+
+// Runs the evaluation. Errors only for what the caller got wrong (unknown task, unreadable
+// tools); everything about the candidate is a status in the result.
+Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& registry,
+                            const std::vector<std::string>& tasks_dirs, const EvalTools& tools,
+                            ProcessRunner& processes);
+
+}  // namespace ptxb

@@ -1,0 +1,168 @@
+// The evaluation's request and result (DESIGN §2, §3.3–§3.6): plain serializable objects. The
+// CLI, the supervisor process, the agent and (later) the remote service pass exactly these.
+//
+// An EvalRequest is what a client sends (source + task + options). The CLI compiles it, then
+// hands the supervisor a SupervisorJob (the request plus the compile result and the paths of the
+// trusted binaries); the supervisor answers with the GPU part of the EvalResult.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json_io.h"
+#include "core/result.h"
+#include "eval/timing_stats.h"
+#include "trace/trace.h"
+
+namespace ptxb {
+
+struct EvalOptions {
+  std::uint64_t seed = 1;  // base seed; per-trial seeds derive from it (recorded in the trace)
+  bool sanitize = false;   // compute-sanitizer gate before the GPU stages
+  std::string sanitizer_tool = "memcheck";  // memcheck | racecheck | synccheck | initcheck
+  bool ncu = true;                          // dynamic target-instruction check
+  int trials = 0;  // correctness trials; 0: the task's default (3 forward, 1 backward)
+  TimingPolicy timing;
+  // Test-only (A/A benchmark): the reference library runs in the candidate slot; the module
+  // check is off for it, and the trace says so.
+  bool reference_as_candidate = false;
+  bool unsafe_no_sandbox = false;  // recorded; the sandbox itself is issue 5's
+  double runner_start_timeout_seconds = 60.0;  // spawn → hello → load → bind
+  double sanitizer_timeout_seconds = 300.0;    // memcheck slows kernels 10-100x
+  double ncu_timeout_seconds = 120.0;
+
+  Json to_json() const;
+  static Result<EvalOptions> from_json(const Json& json);
+};
+
+struct EvalRequest {
+  std::string task;
+  std::string arch;  // empty: the task's
+  std::string source_name = "kernel.cu";
+  std::string source;
+  EvalOptions options;
+
+  Json to_json() const;
+  static Result<EvalRequest> from_json(const Json& json);
+};
+
+// Output comparison of one output tensor in one trial (gpu/compare.h, as JSON-friendly data).
+struct OutputCheck {
+  std::string output;
+  int trial = 0;
+  int set = 0;
+  std::int64_t num_elements = 0;
+  std::int64_t num_failing = 0;
+  std::int64_t first_failing_index = -1;
+  double first_failing_candidate = 0, first_failing_reference = 0;
+  double max_abs_error = 0, max_rel_error = 0, matched_ratio = 1;
+  std::int64_t num_nonfinite_candidate = 0, num_nonfinite_reference = 0;
+  std::int64_t num_equal_poison = 0;
+
+  bool passed() const { return num_failing == 0; }
+  Json to_json() const;
+  static OutputCheck from_json(const Json& json);
+};
+
+// A finding that decides a status by itself (integrity, forbidden module, runtime fault).
+struct Finding {
+  PtxbStatus status = PtxbStatus::kRewardHack;
+  std::string reason;  // machine-readable: foreign_stream, out_of_window, runtime_module, ...
+  std::string detail;  // one line for people and the model
+
+  Json to_json() const;
+  static Result<Finding> from_json(const Json& json);
+};
+
+struct WorkloadEval {
+  std::string workload;  // Task::workload_name()
+  std::string workload_uuid;
+  PtxbStatus status = PtxbStatus::kInfraError;
+  std::string reason;
+  std::string message;
+  std::uint64_t seed = 0;
+  std::vector<std::uint64_t> set_seeds;
+  int trials = 0;
+  std::vector<OutputCheck> checks;
+  std::vector<std::pair<std::string, std::int64_t>> unwritten;  // output -> elements never written
+  std::vector<Finding> findings;
+  std::optional<TimingStats> candidate_timing;
+  std::optional<TimingStats> reference_timing;
+  std::optional<double> speedup;  // reference median / candidate median
+  double physical_floor_ms = 0;
+  Json reference = Json::object();  // backend description, when and how it was timed
+  Json runner = Json::object();     // exit, CUDA error, logs (the model sees them as logs)
+
+  Json to_json() const;
+  static Result<WorkloadEval> from_json(const Json& json);
+};
+
+// DESIGN §3.6 verdicts.
+inline constexpr const char* kInstNotRun = "not_run";
+inline constexpr const char* kInstStaticAbsent = "static_absent";
+inline constexpr const char* kInstDynamicNotExecuted = "dynamic_not_executed";
+inline constexpr const char* kInstDynamicPresent = "dynamic_present";
+inline constexpr const char* kInstUnknown = "unknown";
+
+struct TargetInstructionCheck {
+  std::string verdict = kInstNotRun;
+  std::string reason;        // for not_run / unknown: why
+  Json static_counts = Json::object();   // family -> SASS lines
+  Json dynamic = nullptr;    // the ncu-derived object (analysis/ncu_source.h) or null
+  double cost_ms = 0;        // wall time of the profiler run
+
+  Json to_json() const;
+  static TargetInstructionCheck from_json(const Json& json);
+};
+
+struct EvalResult {
+  std::string task;
+  std::string arch;
+  PtxbStatus status = PtxbStatus::kInfraError;  // the worst stage's verdict
+  std::string reason;
+  std::string message;
+  Json compile = nullptr;  // CompileResult JSON
+  bool gpu_skipped = false;
+  std::string gpu_skip_reason;
+  std::vector<WorkloadEval> workloads;
+  TargetInstructionCheck target_instructions;
+  Json sanitizer = nullptr;  // analysis/sanitizer_report.h JSON when it ran
+  Json environment = Json::object();
+  std::vector<std::pair<std::string, double>> stage_ms;
+  EvalOptions options;
+  std::string harness_version;
+  std::string timestamp;  // ISO 8601 UTC, when the evaluation started
+
+  Json to_json() const;
+  static Result<EvalResult> from_json(const Json& json);
+  // One FlashInfer-Trace trace per workload (DESIGN §3.1), with the evaluation.ptxbench extension
+  // carrying the finer status and everything else above.
+  // `workload` is the task's FlashInfer-Trace workload object (workload_to_json).
+  std::vector<Trace> traces(const std::string& definition, const Json& workload,
+                            const std::string& solution) const;
+};
+
+// What the CLI hands the trusted GPU supervisor process.
+struct SupervisorJob {
+  EvalRequest request;
+  Json compile;             // CompileResult JSON (status OK)
+  std::vector<std::string> tasks_dirs;  // extra task folders (--tasks-dir); built-in always
+  std::string runner_path;  // ptxbench-runner
+  std::string reference_library_path;  // libptxbench_reference.so
+  std::string ncu_path;                // "" = not available
+  std::string sanitizer_path;          // "" = not available
+
+  Json to_json() const;
+  static Result<SupervisorJob> from_json(const Json& json);
+};
+
+// Seed of correctness set `index` for a task: a pure function, recorded in the trace.
+std::uint64_t derive_set_seed(std::uint64_t base_seed, const std::string& task, int index);
+
+// Ordering of failure statuses when several stages fail: the first listed wins.
+int status_severity(PtxbStatus status);
+
+}  // namespace ptxb

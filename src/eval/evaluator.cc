@@ -1,0 +1,608 @@
+#include "eval/evaluator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "abi/signature.h"
+#include "analysis/ncu_source.h"
+#include "analysis/sanitizer_report.h"
+#include "core/fs.h"
+#include "core/strings.h"
+#include "core/version.h"
+
+namespace ptxb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+milliseconds seconds_to_ms(double seconds) {
+  return milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000.0)));
+}
+
+std::string iso_now() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+// The model sees runner output as logs only; keep the tail, where crashes print.
+std::string cap_log(const std::string& log, std::size_t cap = 16u << 10) {
+  if (log.size() <= cap) return log;
+  return fmt::format("[{} earlier bytes dropped]\n", log.size() - cap) + log.substr(log.size() - cap);
+}
+
+// CUDA errors that mean the kernel touched memory it does not own (DESIGN: MEMORY_ERROR).
+// cudaErrorLaunchFailure is what an out-of-bounds access in a kernel raises on Hopper when the
+// fault is not attributed more precisely (seen on the H200: a write 2^31 elements past C).
+bool is_memory_fault(const std::string& cuda_error_name) {
+  return cuda_error_name == "cudaErrorIllegalAddress" ||
+         cuda_error_name == "cudaErrorMisalignedAddress" ||
+         cuda_error_name == "cudaErrorLaunchFailure" ||
+         cuda_error_name == "cudaErrorInvalidAddressSpace";
+}
+
+// One side's (candidate or reference) runner process and what went wrong with it.
+struct Side {
+  std::unique_ptr<RunnerSession> session;
+  std::optional<Finding> failure;
+  std::string role;
+};
+
+// Turns a failed call (timeout, dead runner) into the candidate's status.
+Finding call_failure(Side& side, const Error& error, milliseconds limit) {
+  if (error.code == "timeout") {
+    side.session->kill();
+    side.session->wait(milliseconds(5000));
+    return Finding{PtxbStatus::kTimeout, "call_timeout",
+                   fmt::format("the call did not finish within the per-call limit of {:.1f} s; the "
+                               "runner's process group was killed",
+                               limit.count() / 1000.0)};
+  }
+  RunnerExit exit = side.session->wait(milliseconds(5000));
+  if (error.code == "eof" || error.code == "frame_truncated" || exit.finished) {
+    return Finding{PtxbStatus::kRuntimeError,
+                   exit.term_signal != 0 ? "runner_crashed" : "runner_exited",
+                   fmt::format("the {} process ended during the call: {}", side.role, exit.describe())};
+  }
+  return Finding{PtxbStatus::kRuntimeError, "call_failed", error.message};
+}
+
+// The tripwires a single call reply can trip (DESIGN §3.3, §3.4).
+std::optional<Finding> reply_findings(const CallReply& reply, bool check_modules) {
+  if (reply.cuda_error) {
+    const auto& e = *reply.cuda_error;
+    const bool memory = is_memory_fault(e.name);
+    return Finding{memory ? PtxbStatus::kMemoryError : PtxbStatus::kRuntimeError,
+                   memory ? "illegal_address" : "cuda_error",
+                   fmt::format("{} ({}) at {}", e.name, e.message, e.where)};
+  }
+  if (check_modules && !reply.unexpected_modules.empty()) {
+    const auto& m = reply.unexpected_modules.front();
+    return Finding{PtxbStatus::kForbidden, "runtime_module",
+                   fmt::format("a CUDA module that is not the compiled cubin was loaded at run "
+                               "time ({} bytes, sha256 {})",
+                               m.bytes, m.sha256.substr(0, 16))};
+  }
+  if (!reply.foreign_stream.empty()) {
+    const auto& r = reply.foreign_stream.front();
+    return Finding{PtxbStatus::kRewardHack, "foreign_stream",
+                   fmt::format("kernel {} ran on stream {}, not on the stream passed to run ({})",
+                               r.name, r.stream_id, reply.expected_stream_id)};
+  }
+  if (!reply.out_of_window.empty()) {
+    const auto& r = reply.out_of_window.front();
+    return Finding{PtxbStatus::kRewardHack, "out_of_window",
+                   fmt::format("GPU work outside the timed call: {} {} ({}, {})", r.kind, r.name,
+                               r.attribution, r.relation)};
+  }
+  if (reply.dropped_records > 0)
+    return Finding{PtxbStatus::kInfraError, "cupti_dropped_records",
+                   fmt::format("CUPTI dropped {} activity records", reply.dropped_records)};
+  return std::nullopt;
+}
+
+std::optional<Finding> first_failure(const std::vector<OutputCheck>& checks) {
+  for (const auto& c : checks) {
+    if (c.num_nonfinite_reference > 0)
+      return Finding{PtxbStatus::kInvalidReference, "nonfinite_reference",
+                     fmt::format("the reference output {} holds {} NaN/Inf values", c.output,
+                                 c.num_nonfinite_reference)};
+  }
+  for (const auto& c : checks) {
+    if (c.passed()) continue;
+    const bool nonfinite = c.num_nonfinite_candidate > 0;
+    std::string detail = fmt::format(
+        "output {} (trial {}): {} of {} elements fail |x-ref| > atol and > rtol*|ref|; max abs "
+        "error {:.4g}, max rel error {:.4g}, matched {:.4f}",
+        c.output, c.trial, c.num_failing, c.num_elements, c.max_abs_error, c.max_rel_error,
+        c.matched_ratio);
+    if (c.first_failing_index >= 0)
+      detail += fmt::format("; first at flat index {}: got {:.6g}, expected {:.6g}",
+                            c.first_failing_index, c.first_failing_candidate,
+                            c.first_failing_reference);
+    if (nonfinite) detail += fmt::format("; {} NaN/Inf values", c.num_nonfinite_candidate);
+    return Finding{PtxbStatus::kIncorrectNumerical, nonfinite ? "nonfinite_output" : "mismatch",
+                   detail};
+  }
+  return std::nullopt;
+}
+
+struct SideTiming {
+  TimingStats stats;
+  std::optional<Finding> failure;
+  std::vector<OutputCheck> refresh_checks;
+};
+
+}  // namespace
+
+bool is_backward_task(const Task& task) {
+  return task.reference_backend == "cudnn_sdpa_bwd" || contains(task.cost_model, "bwd");
+}
+
+std::string reference_selector(const Task& task) {
+  return task.reference_backend + (ends_with(task.cost_model, "_causal") ? ":causal" : "");
+}
+
+Json self_contained_params(const Task& task, const std::string& signature, std::uint64_t seed) {
+  const RunSignature run = make_run_signature(task.definition);
+  const auto axes = task.axis_values();
+  Json params = Json::array();
+  for (const auto& p : run.parameters) {
+    if (p.kind == AbiParameter::Kind::kStream) continue;
+    if (p.kind == AbiParameter::Kind::kAxis) {
+      params.push_back(Json{{"name", p.name}, {"i64", axes.at(p.source_name)}});
+      continue;
+    }
+    const TensorSpec* tensor = task.definition.find_tensor(p.source_name);
+    std::uint64_t elements = 1;
+    if (tensor && tensor->shape)
+      for (const auto& axis : *tensor->shape) elements *= static_cast<std::uint64_t>(axes.at(axis));
+    params.push_back(Json{{"name", p.name},
+                          {"tensor",
+                           {{"dtype", tensor ? std::string(dtype_name(tensor->dtype)) : "float32"},
+                            {"elements", elements},
+                            {"init", p.kind == AbiParameter::Kind::kInput ? "normal" : "zeros"}}}});
+  }
+  return Json{{"signature", signature}, {"seed", seed}, {"params", params}};
+}
+
+EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const CompileResult& compile) {
+  const EvalOptions& options = job.request.options;
+  EvalResult result;
+  result.task = task.name;
+  result.arch = compile.artifact.arch;
+  result.options = options;
+  result.harness_version = harness_version();
+  result.timestamp = iso_now();
+  for (const auto& [family, count] : compile.sass.family_totals)
+    result.target_instructions.static_counts[family] = count;
+  auto stage = [&](const std::string& name, Clock::time_point start) {
+    result.stage_ms.emplace_back(name, ms_since(start));
+  };
+  auto finish = [&](PtxbStatus status, std::string reason, std::string message) {
+    result.status = status;
+    result.reason = std::move(reason);
+    result.message = std::move(message);
+    return result;
+  };
+
+  auto start = Clock::now();
+  auto facts = device_.facts();
+  if (!facts.ok())
+    return finish(PtxbStatus::kInfraError, "gpu_unavailable", facts.error().message);
+  result.environment = facts->to_json();
+  result.environment["gpu_name"] = facts->name;
+  stage("gpu_probe", start);
+
+  const std::string so_path = compile.artifact.path_of(compile.artifact.shared_object);
+  const std::string signature = compile.artifact.abi_signature;
+  auto scratch = make_temp_directory("ptxb-eval");
+  if (!scratch.ok()) return finish(PtxbStatus::kInfraError, "scratch", scratch.error().message);
+  const std::string params_path = *scratch + "/params.json";
+  // A/A mode (test-only): the library sits in the candidate slot for the profilers too, after
+  // one unprofiled warm-up call that builds its plans.
+  const bool library_as_candidate = options.reference_as_candidate;
+  Json self_contained = self_contained_params(task, signature, options.seed);
+  std::optional<std::vector<std::string>> profile_env;
+  if (library_as_candidate) {
+    self_contained["warmup_calls"] = 1;
+    profile_env = current_environment();
+    profile_env->push_back("PTXBENCH_REFERENCE=" + reference_selector(task));
+    profile_env->push_back("PTXBENCH_REFERENCE_SIGNATURE=" + signature);
+  }
+  if (auto written = write_file_atomic(params_path, self_contained.dump()); !written.ok())
+    return finish(PtxbStatus::kInfraError, "scratch", written.error().message);
+  const std::vector<std::string> self_contained_argv = {
+      job.runner_path, "--self-contained",
+      "--so",          library_as_candidate ? job.reference_library_path : so_path,
+      "--params-json", params_path};
+
+  // ---- sanitizer gate ----
+  if (options.sanitize) {
+    start = Clock::now();
+    if (job.sanitizer_path.empty())
+      return finish(PtxbStatus::kInfraError, "sanitizer_unavailable",
+                    "--sanitize was asked for but compute-sanitizer was not found");
+    ProcessSpec spec;
+    spec.argv = sanitizer_argv(job.sanitizer_path, options.sanitizer_tool, self_contained_argv);
+    spec.env = profile_env;
+    spec.timeout = seconds_to_ms(options.sanitizer_timeout_seconds);
+    auto ran = tools_.run(spec);
+    stage("sanitizer", start);
+    if (!ran.ok()) return finish(PtxbStatus::kInfraError, "sanitizer_failed", ran.error().message);
+    if (ran->timed_out)
+      return finish(PtxbStatus::kTimeout, "sanitizer_timeout",
+                    fmt::format("the call did not finish under compute-sanitizer within {:.0f} s",
+                                options.sanitizer_timeout_seconds));
+    auto report = parse_sanitizer_output(ran->stdout_text + ran->stderr_text, options.sanitizer_tool);
+    if (!report.ok())
+      return finish(PtxbStatus::kInfraError, "sanitizer_output", report.error().message);
+    result.sanitizer = report->to_json();
+    result.sanitizer["summary"] = report->summary(5);
+    if (report->error_count > 0)
+      return finish(PtxbStatus::kMemoryError, "sanitizer_" + options.sanitizer_tool,
+                    report->summary(5));
+  }
+
+  // ---- workload ----
+  WorkloadEval w;
+  w.workload = task.workload_name();
+  w.workload_uuid = task.workload.uuid;
+  w.seed = options.seed;
+  w.trials = options.trials > 0 ? options.trials : (is_backward_task(task) ? 1 : 3);
+  const int num_sets = std::max(w.trials, 2);
+  for (int s = 0; s < num_sets; ++s) w.set_seeds.push_back(derive_set_seed(options.seed, task.name, s));
+  w.physical_floor_ms = facts->physical_floor_ms(task.flops, task.min_bytes);
+  const TimingPolicy& policy = options.timing;
+  auto conclude = [&](PtxbStatus status, std::string reason, std::string message) {
+    w.status = status;
+    w.reason = std::move(reason);
+    w.message = std::move(message);
+    result.workloads.push_back(w);
+    return finish(w.status, w.reason, w.message);
+  };
+  auto conclude_finding = [&](const Finding& f) {
+    w.findings.push_back(f);
+    return conclude(f.status, f.reason, f.detail);
+  };
+
+  start = Clock::now();
+  if (auto set_up = device_.setup(task, w.set_seeds); !set_up.ok())
+    return conclude(PtxbStatus::kInfraError, "setup", set_up.error().message);
+  auto bind = device_.bind_request();
+  if (!bind.ok()) return conclude(PtxbStatus::kInfraError, "setup", bind.error().message);
+  w.reference = device_.reference_description();
+  stage("inputs_and_reference", start);
+
+  // Starts a runner for one side and brings it to a bound state.
+  auto start_side = [&](RunnerRole role, const std::string& label) -> Side {
+    Side side;
+    side.role = label;
+    const milliseconds limit = seconds_to_ms(options.runner_start_timeout_seconds);
+    const bool library_in_slot = role == RunnerRole::kReference || options.reference_as_candidate;
+    auto spawned = launcher_.spawn(library_in_slot ? RunnerRole::kReference : RunnerRole::kCandidate,
+                                   reference_selector(task), signature);
+    if (!spawned.ok()) {
+      side.failure = Finding{PtxbStatus::kInfraError, "runner_spawn", spawned.error().message};
+      return side;
+    }
+    side.session = std::move(spawned).value();
+    auto fail = [&](const Error& e, const std::string& step) {
+      if (e.code == "timeout" || e.code == "eof" || e.code == "frame_truncated") {
+        Finding f = call_failure(side, e, limit);
+        f.detail = step + ": " + f.detail;
+        // A runner that dies while loading the candidate ran the candidate's static
+        // initialisers: that is the candidate's runtime error, not ours.
+        if (role == RunnerRole::kReference) f.status = PtxbStatus::kInfraError;
+        side.failure = f;
+      } else {
+        side.failure = Finding{role == RunnerRole::kCandidate && step == "load"
+                                   ? PtxbStatus::kRuntimeError
+                                   : PtxbStatus::kInfraError,
+                               step + "_failed", e.message};
+      }
+    };
+    auto hello = side.session->hello(limit);
+    if (!hello.ok()) { fail(hello.error(), "hello"); return side; }
+    result.environment["runner"] = Json{{"device_name", hello->device_name},
+                                        {"cuda_runtime_version", hello->cuda_runtime_version},
+                                        {"cuda_driver_version", hello->cuda_driver_version},
+                                        {"cupti_version", hello->cupti_version},
+                                        {"l2_bytes", hello->l2_bytes},
+                                        {"l2_flush_bytes", hello->l2_flush_bytes}};
+    LoadRequest load;
+    const bool candidate_code = role == RunnerRole::kCandidate && !options.reference_as_candidate;
+    load.so_path = candidate_code ? so_path : job.reference_library_path;
+    load.expected_signature = signature;
+    if (candidate_code)
+      for (const auto& cubin : compile.artifact.cubin_files) {
+        auto it = compile.artifact.sha256.find(cubin);
+        if (it != compile.artifact.sha256.end()) load.expected_module_sha256.push_back(it->second);
+      }
+    auto loaded = side.session->load(load, limit);
+    if (!loaded.ok()) { fail(loaded.error(), "load"); return side; }
+    auto bound = side.session->bind(*bind, limit);
+    if (!bound.ok()) { fail(bound.error(), "bind"); return side; }
+    return side;
+  };
+
+  // Warm-up + samples on one side. Candidate samples also run the anti-caching refresh.
+  auto time_side = [&](Side& side, bool is_candidate, milliseconds call_limit) -> SideTiming {
+    SideTiming out;
+    const auto side_start = Clock::now();
+    std::vector<double> device_ns, overhead_ns;
+    std::optional<std::uint32_t> clock_min, clock_max;
+    // Anti-caching (DESIGN §3.4): before three samples spread over the first min_samples, the
+    // set's inputs are rewritten with fresh values and that call's outputs are verified.
+    std::vector<int> refresh_at;
+    for (int k = 1; k <= 3; ++k)
+      refresh_at.push_back(static_cast<int>((options.seed + 7919ull * k) %
+                                            std::max(1, policy.min_samples)));
+    int call_index = 0;
+    const int total_warmup = policy.warmup_calls;
+    for (int i = 0;; ++i) {
+      const bool warmup = i < total_warmup;
+      const int sample = i - total_warmup;
+      if (!warmup) {
+        const double elapsed = std::chrono::duration<double>(Clock::now() - side_start).count();
+        if (next_sampling_step(device_ns, elapsed, policy) != SamplingDecision::kContinue) break;
+      }
+      const int set = call_index++ % num_sets;
+      const bool refresh = is_candidate && !warmup &&
+                           std::find(refresh_at.begin(), refresh_at.end(), sample) != refresh_at.end();
+      const int refresh_trial = 10 + static_cast<int>(out.refresh_checks.size());
+      if (refresh) {
+        const std::uint64_t fresh = derive_set_seed(options.seed ^ 0x5eed, task.name, 1000 + sample);
+        if (auto s = device_.regenerate(set, fresh); !s.ok()) {
+          out.failure = Finding{PtxbStatus::kInfraError, "regenerate", s.error().message};
+          return out;
+        }
+        if (auto s = device_.poison(set, refresh_trial); !s.ok()) {
+          out.failure = Finding{PtxbStatus::kInfraError, "poison", s.error().message};
+          return out;
+        }
+      }
+      CallBracket bracket;
+      auto reply = side.session->call(CallRequest{static_cast<std::uint64_t>(set), true, false},
+                                      call_limit, &bracket);
+      if (!reply.ok()) {
+        out.failure = call_failure(side, reply.error(), call_limit);
+        return out;
+      }
+      if (auto f = reply_findings(*reply, is_candidate)) {
+        out.failure = f;
+        return out;
+      }
+      if (refresh) {
+        auto checks = device_.check(set, refresh_trial);
+        if (!checks.ok()) {
+          out.failure = Finding{PtxbStatus::kInfraError, "compare", checks.error().message};
+          return out;
+        }
+        out.refresh_checks.insert(out.refresh_checks.end(), checks->begin(), checks->end());
+        if (auto f = first_failure(*checks)) {
+          f->reason = "stale_output";
+          f->detail = "after the inputs were rewritten between timed calls, the outputs were "
+                      "wrong (results cached across calls?): " + f->detail;
+          if (f->status == PtxbStatus::kIncorrectNumerical) f->status = PtxbStatus::kRewardHack;
+          out.failure = f;
+          return out;
+        }
+      }
+      if (warmup) continue;
+      // The device time can never exceed the supervisor's own round trip around the call.
+      if (static_cast<double>(reply->device_ns) >
+          static_cast<double>(bracket.round_trip_ns) + policy.bracket_tolerance_ns) {
+        out.failure = Finding{PtxbStatus::kRewardHack, "device_time_exceeds_bracket",
+                              fmt::format("reported device time {} ns exceeds the supervisor's "
+                                          "round trip {} ns",
+                                          reply->device_ns, bracket.round_trip_ns)};
+        return out;
+      }
+      device_ns.push_back(static_cast<double>(reply->device_ns));
+      overhead_ns.push_back(static_cast<double>(bracket.round_trip_ns) -
+                            static_cast<double>(reply->device_ns));
+      if (reply->sm_clock_mhz) {
+        clock_min = std::min(clock_min.value_or(*reply->sm_clock_mhz), *reply->sm_clock_mhz);
+        clock_max = std::max(clock_max.value_or(*reply->sm_clock_mhz), *reply->sm_clock_mhz);
+      }
+    }
+    out.stats = summarize_samples(device_ns, policy);
+    std::sort(overhead_ns.begin(), overhead_ns.end());
+    out.stats.host_overhead_ms = percentile_sorted(overhead_ns, 0.5) * 1e-6;
+    out.stats.sm_clock_mhz_min = clock_min;
+    out.stats.sm_clock_mhz_max = clock_max;
+    return out;
+  };
+
+  // ---- reference timing (first: it sets the candidate's per-call limit) ----
+  milliseconds call_limit = seconds_to_ms(policy.call_limit_floor_seconds);
+  if (task.reference_backend != "plain_cuda") {
+    start = Clock::now();
+    Side reference = start_side(RunnerRole::kReference, "reference runner");
+    if (reference.failure) return conclude_finding(*reference.failure);
+    SideTiming timing = time_side(reference, false, seconds_to_ms(60.0));
+    if (timing.failure) {
+      Finding f = *timing.failure;
+      f.status = PtxbStatus::kInfraError;
+      f.detail = "reference: " + f.detail + "\n" + cap_log(reference.session->log(), 4096);
+      return conclude_finding(f);
+    }
+    reference.session->shutdown(milliseconds(10000));
+    w.reference_timing = timing.stats;
+    w.reference["measured_at"] = iso_now();
+    w.reference["method"] =
+        "CUPTI activity window of each call in a ptxbench-runner process, L2 flushed before "
+        "every sample, same policy and buffers as the candidate, measured in this evaluation";
+    call_limit = std::max(call_limit, seconds_to_ms(policy.call_limit_reference_multiple *
+                                                    timing.stats.median_ms / 1000.0));
+    stage("reference_timing", start);
+  }
+
+  // ---- candidate: correctness ----
+  start = Clock::now();
+  Side candidate = start_side(RunnerRole::kCandidate, "candidate runner");
+  auto record_runner = [&] {
+    if (!candidate.session) return;
+    w.runner["log"] = cap_log(candidate.session->log());
+  };
+  if (candidate.failure) {
+    record_runner();
+    return conclude_finding(*candidate.failure);
+  }
+  auto fail_candidate = [&](const Finding& f) {
+    record_runner();
+    candidate.session->kill();
+    w.runner["exit"] = candidate.session->wait(milliseconds(5000)).describe();
+    return conclude_finding(f);
+  };
+  // Trials on sets 0..T-1 (each its own seed), then a second call on set 0 under the other
+  // poison pattern: an element equal to the poison after both calls was never written.
+  std::vector<std::pair<int, int>> plan;  // (set, trial)
+  for (int t = 0; t < w.trials; ++t) plan.emplace_back(t % num_sets, t);
+  // Poison patterns alternate with the trial index's parity (gpu/input_gen.h): any odd index
+  // differs from trial 0's; this one is not used by another trial.
+  plan.emplace_back(0, w.trials % 2 == 1 ? w.trials : w.trials + 1);
+  // A failure with elements still holding the poison may be an unwritten region: confirm with
+  // the write check (the last call of the plan) before reporting it as a plain mismatch.
+  std::optional<Finding> pending_failure;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const auto [set, trial] = plan[i];
+    const bool write_check = i + 1 == plan.size();
+    if (auto s = device_.poison(set, trial); !s.ok())
+      return conclude(PtxbStatus::kInfraError, "poison", s.error().message);
+    auto before = device_.input_hash(set);
+    if (!before.ok()) return conclude(PtxbStatus::kInfraError, "input_hash", before.error().message);
+    auto reply = candidate.session->call(CallRequest{static_cast<std::uint64_t>(set), true, false},
+                                         call_limit, nullptr);
+    if (!reply.ok()) return fail_candidate(call_failure(candidate, reply.error(), call_limit));
+    if (auto f = reply_findings(*reply, !options.reference_as_candidate)) return fail_candidate(*f);
+    auto after = device_.input_hash(set);
+    if (!after.ok()) return conclude(PtxbStatus::kInfraError, "input_hash", after.error().message);
+    if (*after != *before)
+      return fail_candidate(Finding{PtxbStatus::kIncorrectNumerical, "input_modified",
+                                    "the kernel wrote to an input tensor (inputs must stay "
+                                    "unchanged; use scratch memory of your own)"});
+    auto checks = device_.check(set, trial);
+    if (!checks.ok()) return conclude(PtxbStatus::kInfraError, "compare", checks.error().message);
+    if (!write_check) w.checks.insert(w.checks.end(), checks->begin(), checks->end());
+    if (set == 0) {
+      if (auto s = device_.observe_unwritten(set, trial); !s.ok())
+        return conclude(PtxbStatus::kInfraError, "unwritten", s.error().message);
+    }
+    if (write_check) {
+      auto unwritten = device_.unwritten(0);
+      if (!unwritten.ok())
+        return conclude(PtxbStatus::kInfraError, "unwritten", unwritten.error().message);
+      w.unwritten = *unwritten;
+      for (const auto& [name, count] : *unwritten)
+        if (count > 0)
+          return fail_candidate(Finding{
+              PtxbStatus::kIncorrectNumerical, "unwritten_output",
+              fmt::format("output {}: {} elements were never written (they kept the poison "
+                          "pattern in two calls with different patterns)",
+                          name, count)});
+    }
+    if (write_check && pending_failure) return fail_candidate(*pending_failure);
+    if (auto f = first_failure(*checks)) {
+      bool poison_seen = false;
+      for (const auto& c : *checks) poison_seen = poison_seen || c.num_equal_poison > 0;
+      if (set == 0 && poison_seen && !write_check && f->status != PtxbStatus::kInvalidReference) {
+        pending_failure = f;
+        i = plan.size() - 2;  // the loop's ++i lands on the write check
+        continue;
+      }
+      return fail_candidate(*f);
+    }
+  }
+  stage("correctness", start);
+
+  // ---- candidate: timing ----
+  start = Clock::now();
+  SideTiming timing = time_side(candidate, true, call_limit);
+  w.checks.insert(w.checks.end(), timing.refresh_checks.begin(), timing.refresh_checks.end());
+  if (timing.failure) return fail_candidate(*timing.failure);
+  w.candidate_timing = timing.stats;
+  stage("timing", start);
+  record_runner();
+  if (auto s = candidate.session->shutdown(milliseconds(10000)); !s.ok())
+    w.runner["shutdown"] = s.error().message;
+  w.runner["exit"] = candidate.session->wait(milliseconds(5000)).describe();
+
+  if (w.physical_floor_ms > 0 &&
+      w.candidate_timing->median_ms < policy.physical_floor_fraction * w.physical_floor_ms) {
+    w.findings.push_back(Finding{
+        PtxbStatus::kRewardHack, "below_physical_floor",
+        fmt::format("median device time {:.4f} ms is below 0.9 x the physical floor {:.4f} ms "
+                    "(tensor-core peak and HBM bandwidth): the work cannot have been done",
+                    w.candidate_timing->median_ms, w.physical_floor_ms)});
+    return conclude(w.findings.back().status, w.findings.back().reason, w.findings.back().detail);
+  }
+  if (w.reference_timing && w.candidate_timing->median_ms > 0)
+    w.speedup = w.reference_timing->median_ms / w.candidate_timing->median_ms;
+  const std::string passed_message =
+      w.speedup ? fmt::format("correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x",
+                              w.candidate_timing->median_ms, w.reference_timing->median_ms,
+                              *w.speedup)
+                : fmt::format("correct; {:.4f} ms (no library reference for this task)",
+                              w.candidate_timing->median_ms);
+  w.status = PtxbStatus::kPassed;
+  w.message = passed_message;
+  result.workloads.push_back(w);
+  finish(PtxbStatus::kPassed, "", passed_message);
+
+  // ---- dynamic target-instruction check ----
+  TargetInstructionCheck& check = result.target_instructions;
+  if (!compile.sass.target_present && !library_as_candidate) {
+    check.verdict = kInstStaticAbsent;
+  } else if (!options.ncu) {
+    check.verdict = kInstNotRun;
+    check.reason = "disabled (--no-ncu)";
+  } else if (job.ncu_path.empty()) {
+    check.verdict = kInstUnknown;
+    check.reason = "Nsight Compute (ncu) not found";
+  } else {
+    start = Clock::now();
+    ProcessSpec spec;
+    spec.argv = ncu_source_argv(job.ncu_path, self_contained_argv);
+    spec.env = profile_env;
+    spec.timeout = seconds_to_ms(options.ncu_timeout_seconds);
+    spec.output_cap_bytes = 64u << 20;
+    auto ran = tools_.run(spec);
+    check.cost_ms = ms_since(start);
+    stage("ncu", start);
+    if (!ran.ok()) {
+      check.verdict = kInstUnknown;
+      check.reason = "ncu failed to start: " + ran.error().message;
+    } else if (ran->timed_out || ran->exit_code != 0) {
+      check.verdict = kInstUnknown;
+      check.reason = fmt::format("ncu {}: {}", ran->describe(),
+                                 trim(ran->stderr_text).substr(0, 500));
+    } else {
+      auto kernels = parse_ncu_source_csv(ran->stdout_text, "ncu source page");
+      if (!kernels.ok()) {
+        check.verdict = kInstUnknown;
+        check.reason = kernels.error().message;
+      } else {
+        DynamicCheck dynamic = decide_dynamic(*kernels, compile.artifact.arch);
+        check.verdict = dynamic.verdict;
+        check.reason = dynamic.reason;
+        check.dynamic = dynamic.to_json();
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace ptxb

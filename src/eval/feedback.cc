@@ -1,0 +1,127 @@
+#include "eval/feedback.h"
+
+#include <fmt/format.h>
+
+#include "core/strings.h"
+
+namespace ptxb {
+namespace {
+
+std::string cap(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  return text.substr(0, limit) + fmt::format("\n[... {} more bytes cut]", text.size() - limit);
+}
+
+std::string next_step(const EvalResult& r) {
+  switch (r.status) {
+    case PtxbStatus::kCompileError:
+      return "Fix the compile errors above; keep the exact `run` signature.";
+    case PtxbStatus::kForbidden:
+      return "Remove the forbidden header, symbol or runtime-loaded module: only the CUDA "
+             "runtime/driver API, the knowledge-pack wrappers and your own PTX are allowed.";
+    case PtxbStatus::kMemoryError:
+      return "Fix the out-of-bounds or misaligned access at the reported line (check tile "
+             "bounds, TMA box sizes and shared-memory offsets).";
+    case PtxbStatus::kTimeout:
+      return "The call did not finish: look for a barrier or mbarrier wait that never completes "
+             "(phase/parity, expected transaction bytes, arrival counts).";
+    case PtxbStatus::kRuntimeError:
+      return "Fix the runtime error: check launch configuration, shared-memory size limits "
+             "(cudaFuncSetAttribute) and host-side code in `run`.";
+    case PtxbStatus::kRewardHack:
+      return "Do all the work on the given stream, inside `run`, every call; never cache results.";
+    case PtxbStatus::kIncorrectNumerical:
+    case PtxbStatus::kIncorrectShape:
+    case PtxbStatus::kIncorrectDtype:
+      return "Fix the numerical error: compare indexing, layouts (row/column-major, K-major "
+             "operands), scaling and masking against the definition.";
+    case PtxbStatus::kPassed:
+      if (r.target_instructions.verdict != kInstDynamicPresent)
+        return "Correct, but the target instructions did not execute: use wgmma/TMA (Hopper) on "
+               "the hot path.";
+      return "Correct and using the target instructions: improve speed (pipelining, tile shape, "
+             "warp specialization, epilogue).";
+    case PtxbStatus::kInvalidReference:
+    case PtxbStatus::kInfraError:
+      return "The harness failed, not necessarily your kernel; resubmit.";
+  }
+  return "";
+}
+
+void append_compile(std::string& out, const Json& compile, std::size_t log_cap) {
+  if (!compile.is_object()) return;
+  out += fmt::format("## Compile\nstatus: {}", compile.value("status", "?"));
+  if (!compile.value("reason", "").empty()) out += " (" + compile.value("reason", "") + ")";
+  out += "\n" + compile.value("message", "") + "\n";
+  for (const auto& f : compile.value("forbidden", Json::array()))
+    out += "forbidden: " + f.value("detail", f.dump()) + "\n";
+  if (compile.value("status", "") != "OK") {
+    out += cap(compile.value("log", ""), log_cap) + "\n";
+    return;
+  }
+  const Json ptxas = compile.value("ptxas", Json::object());
+  for (const auto& k : ptxas.value("kernels", Json::array()))
+    out += fmt::format("ptxas: {}: {} registers, {} B shared, {} B spill stores, {} B spill loads\n",
+                       k.value("name", "?"), k.value("registers", 0), k.value("shared_bytes", 0),
+                       k.value("spill_store_bytes", 0), k.value("spill_load_bytes", 0));
+}
+
+}  // namespace
+
+std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
+  std::string out;
+  append_compile(out, r.compile, log_cap_bytes);
+  if (r.sanitizer.is_object()) {
+    out += fmt::format("## Sanitizer ({})\n", r.options.sanitizer_tool);
+    out += r.sanitizer.value("summary", "") + "\n";
+  }
+  if (r.gpu_skipped) out += "## GPU\nskipped: " + r.gpu_skip_reason + "\n";
+  for (const auto& w : r.workloads) {
+    out += fmt::format("## Workload {}\nstatus: {}", w.workload, ptxb_status_name(w.status));
+    if (!w.reason.empty()) out += " (" + w.reason + ")";
+    out += "\n" + w.message + "\n";
+    if (w.candidate_timing && w.status == PtxbStatus::kPassed) {
+      out += fmt::format("latency: median {:.4f} ms (min {:.4f}, IQR {:.4f}, {} samples)\n",
+                         w.candidate_timing->median_ms, w.candidate_timing->min_ms,
+                         w.candidate_timing->iqr_ms, w.candidate_timing->samples);
+      if (w.reference_timing)
+        out += fmt::format("reference: median {:.4f} ms; speedup {:.3f}x\n",
+                           w.reference_timing->median_ms, w.speedup.value_or(0.0));
+    }
+    const std::string log = w.runner.value("log", "");
+    if (!log.empty() && w.status != PtxbStatus::kPassed)
+      out += "runner log (your program's output):\n" + cap(log, log_cap_bytes / 2) + "\n";
+  }
+  if (!r.workloads.empty() || r.gpu_skipped) {
+    const auto& t = r.target_instructions;
+    out += "## Target instructions\n" + t.verdict;
+    if (!t.reason.empty()) out += " (" + t.reason + ")";
+    out += "\nstatic SASS counts: " + t.static_counts.dump() + "\n";
+    if (t.dynamic.is_object() && t.dynamic.contains("executed_families"))
+      out += "executed families: " + t.dynamic["executed_families"].dump() + "\n";
+  }
+  out += "## Next step\n" + next_step(r) + "\n";
+  return out;
+}
+
+std::string render_summary(const EvalResult& r) {
+  std::string out = fmt::format("task {} ({}): {}", r.task, r.arch, ptxb_status_name(r.status));
+  if (!r.reason.empty()) out += " [" + r.reason + "]";
+  out += "\n" + r.message + "\n";
+  for (const auto& w : r.workloads) {
+    out += fmt::format("  {:<32} {:<20}", w.workload, ptxb_status_name(w.status));
+    if (w.candidate_timing && w.status == PtxbStatus::kPassed)
+      out += fmt::format(" {:.4f} ms", w.candidate_timing->median_ms);
+    if (w.reference_timing) out += fmt::format("  ref {:.4f} ms", w.reference_timing->median_ms);
+    if (w.speedup) out += fmt::format("  speedup {:.3f}x", *w.speedup);
+    out += "\n";
+  }
+  out += "  target instructions: " + r.target_instructions.verdict;
+  if (!r.target_instructions.reason.empty()) out += " (" + r.target_instructions.reason + ")";
+  out += "\n  stages:";
+  for (const auto& [name, ms] : r.stage_ms) out += fmt::format(" {} {:.0f} ms;", name, ms);
+  out += "\n";
+  return out;
+}
+
+}  // namespace ptxb

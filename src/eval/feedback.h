@@ -1,0 +1,19 @@
+// What people and models read about an evaluation (DESIGN §5): the per-turn feedback text and
+// the CLI's short table. Both are rendered from the EvalResult alone, so the agent, the CLI and
+// the service show the same facts. Runner output appears only as a log, never as a verdict.
+#pragma once
+
+#include <string>
+
+#include "eval/eval_types.h"
+
+namespace ptxb {
+
+// Feedback for the next turn: compile log with ptxas usage, sanitizer findings, per-workload
+// status with errors or latencies and speedup, the target-instruction finding, and a next step.
+std::string render_feedback(const EvalResult& result, std::size_t log_cap_bytes = 6000);
+
+// A few lines for a terminal.
+std::string render_summary(const EvalResult& result);
+
+}  // namespace ptxb

@@ -1,0 +1,129 @@
+#include "eval/timing_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace ptxb {
+
+Json TimingPolicy::to_json() const {
+  return Json{{"warmup_calls", warmup_calls},
+              {"min_samples", min_samples},
+              {"target_rse", target_rse},
+              {"max_samples", max_samples},
+              {"min_samples_slow", min_samples_slow},
+              {"budget_seconds", budget_seconds},
+              {"call_limit_floor_seconds", call_limit_floor_seconds},
+              {"call_limit_reference_multiple", call_limit_reference_multiple},
+              {"bracket_tolerance_ns", bracket_tolerance_ns},
+              {"physical_floor_fraction", physical_floor_fraction}};
+}
+
+TimingPolicy TimingPolicy::from_json(const Json& json) {
+  TimingPolicy p;
+  p.warmup_calls = json.value("warmup_calls", p.warmup_calls);
+  p.min_samples = json.value("min_samples", p.min_samples);
+  p.target_rse = json.value("target_rse", p.target_rse);
+  p.max_samples = json.value("max_samples", p.max_samples);
+  p.min_samples_slow = json.value("min_samples_slow", p.min_samples_slow);
+  p.budget_seconds = json.value("budget_seconds", p.budget_seconds);
+  p.call_limit_floor_seconds = json.value("call_limit_floor_seconds", p.call_limit_floor_seconds);
+  p.call_limit_reference_multiple =
+      json.value("call_limit_reference_multiple", p.call_limit_reference_multiple);
+  p.bracket_tolerance_ns = json.value("bracket_tolerance_ns", p.bracket_tolerance_ns);
+  p.physical_floor_fraction = json.value("physical_floor_fraction", p.physical_floor_fraction);
+  return p;
+}
+
+Json TimingStats::to_json() const {
+  Json j{{"samples", samples},     {"median_ms", median_ms}, {"mean_ms", mean_ms},
+         {"min_ms", min_ms},       {"max_ms", max_ms},       {"p25_ms", p25_ms},
+         {"p75_ms", p75_ms},       {"iqr_ms", iqr_ms},       {"stdev_ms", stdev_ms},
+         {"rse", rse},             {"converged", converged}, {"reduced_samples", reduced_samples},
+         {"host_overhead_ms", host_overhead_ms}};
+  j["sm_clock_mhz_min"] = sm_clock_mhz_min ? Json(*sm_clock_mhz_min) : Json(nullptr);
+  j["sm_clock_mhz_max"] = sm_clock_mhz_max ? Json(*sm_clock_mhz_max) : Json(nullptr);
+  return j;
+}
+
+TimingStats TimingStats::from_json(const Json& json) {
+  TimingStats s;
+  s.samples = json.value("samples", 0);
+  s.median_ms = json.value("median_ms", 0.0);
+  s.mean_ms = json.value("mean_ms", 0.0);
+  s.min_ms = json.value("min_ms", 0.0);
+  s.max_ms = json.value("max_ms", 0.0);
+  s.p25_ms = json.value("p25_ms", 0.0);
+  s.p75_ms = json.value("p75_ms", 0.0);
+  s.iqr_ms = json.value("iqr_ms", 0.0);
+  s.stdev_ms = json.value("stdev_ms", 0.0);
+  s.rse = json.value("rse", 0.0);
+  s.converged = json.value("converged", false);
+  s.reduced_samples = json.value("reduced_samples", false);
+  s.host_overhead_ms = json.value("host_overhead_ms", 0.0);
+  if (json.contains("sm_clock_mhz_min") && json["sm_clock_mhz_min"].is_number())
+    s.sm_clock_mhz_min = json["sm_clock_mhz_min"].get<std::uint32_t>();
+  if (json.contains("sm_clock_mhz_max") && json["sm_clock_mhz_max"].is_number())
+    s.sm_clock_mhz_max = json["sm_clock_mhz_max"].get<std::uint32_t>();
+  return s;
+}
+
+double percentile_sorted(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0.0;
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto lower = static_cast<std::size_t>(std::floor(position));
+  const std::size_t upper = std::min(lower + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(lower);
+  return sorted[lower] + (sorted[upper] - sorted[lower]) * fraction;
+}
+
+double relative_standard_error(const std::vector<double>& values) {
+  if (values.size() < 2) return 0.0;
+  const double n = static_cast<double>(values.size());
+  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  if (mean <= 0.0) return 0.0;
+  double squares = 0.0;
+  for (double v : values) squares += (v - mean) * (v - mean);
+  const double stdev = std::sqrt(squares / (n - 1.0));
+  return stdev / std::sqrt(n) / mean;
+}
+
+TimingStats summarize_samples(const std::vector<double>& device_ns, const TimingPolicy& policy) {
+  TimingStats s;
+  if (device_ns.empty()) return s;
+  std::vector<double> ms;
+  ms.reserve(device_ns.size());
+  for (double ns : device_ns) ms.push_back(ns * 1e-6);
+  std::sort(ms.begin(), ms.end());
+  const double n = static_cast<double>(ms.size());
+  s.samples = static_cast<int>(ms.size());
+  s.median_ms = percentile_sorted(ms, 0.5);
+  s.min_ms = ms.front();
+  s.max_ms = ms.back();
+  s.p25_ms = percentile_sorted(ms, 0.25);
+  s.p75_ms = percentile_sorted(ms, 0.75);
+  s.iqr_ms = s.p75_ms - s.p25_ms;
+  s.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / n;
+  double squares = 0.0;
+  for (double v : ms) squares += (v - s.mean_ms) * (v - s.mean_ms);
+  s.stdev_ms = ms.size() > 1 ? std::sqrt(squares / (n - 1.0)) : 0.0;
+  s.rse = relative_standard_error(ms);
+  s.reduced_samples = s.samples < policy.min_samples;
+  s.converged = !s.reduced_samples && s.rse <= policy.target_rse;
+  return s;
+}
+
+SamplingDecision next_sampling_step(const std::vector<double>& device_ns, double elapsed_seconds,
+                                    const TimingPolicy& policy) {
+  const int n = static_cast<int>(device_ns.size());
+  if (n >= policy.max_samples) return SamplingDecision::kStopCap;
+  // The budget may cut below min_samples, never below the slow-kernel minimum.
+  if (elapsed_seconds >= policy.budget_seconds && n >= policy.min_samples_slow)
+    return SamplingDecision::kStopBudget;
+  if (n < policy.min_samples) return SamplingDecision::kContinue;
+  if (relative_standard_error(device_ns) <= policy.target_rse)
+    return SamplingDecision::kStopConverged;
+  return SamplingDecision::kContinue;
+}
+
+}  // namespace ptxb

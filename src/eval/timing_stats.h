@@ -1,0 +1,71 @@
+// The timing contract's arithmetic (DESIGN §3.4), in one place: how many calls, when to stop,
+// and which statistics a trace reports. Pure C++; the GPU loop lives in eval/evaluator.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/json_io.h"
+
+namespace ptxb {
+
+struct TimingPolicy {
+  // Warm-up calls absorb lazy module loading, cuBLASLt/cuDNN plan building on the first call of a
+  // reference, and the clock ramp after idle; none of them is the kernel's steady-state speed.
+  int warmup_calls = 10;
+  // 50 samples put the median's standard error near 1.25·σ/√50 ≈ 0.18σ: for the ~1 % call-to-call
+  // jitter of a flushed-L2 H200 kernel that is ~0.2 %, below the 0.5 % RSE target.
+  int min_samples = 50;
+  // Extension: keep sampling while the relative standard error of the mean exceeds this, up to
+  // max_samples or the budget.
+  double target_rse = 0.005;
+  int max_samples = 400;
+  // A kernel too slow for 50 samples in the budget still gets at least this many; the trace then
+  // says the sample count was reduced.
+  int min_samples_slow = 5;
+  double budget_seconds = 15.0;  // per side (candidate or reference) and workload, warm-up included
+  // Per-call limit: max(floor, multiple × reference time) — a kernel 100× slower than the library
+  // is not worth timing, and 2 s keeps one hang from costing minutes.
+  double call_limit_floor_seconds = 2.0;
+  double call_limit_reference_multiple = 100.0;
+  // The supervisor's round trip must contain the reported device time; allow this much clock
+  // skew (CUPTI and CLOCK_MONOTONIC are different clocks).
+  double bracket_tolerance_ns = 20'000.0;
+  // DESIGN §3.4: a time below 0.9 × the physical floor is impossible, so it is cheating.
+  double physical_floor_fraction = 0.9;
+
+  Json to_json() const;
+  static TimingPolicy from_json(const Json& json);
+};
+
+struct TimingStats {
+  int samples = 0;
+  double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0;
+  double p25_ms = 0, p75_ms = 0, iqr_ms = 0, stdev_ms = 0;
+  double rse = 0;                   // standard error of the mean / mean
+  bool converged = false;           // rse <= target with at least min_samples
+  bool reduced_samples = false;     // fewer than min_samples (slow kernel, budget spent)
+  std::optional<std::uint32_t> sm_clock_mhz_min, sm_clock_mhz_max;
+  double host_overhead_ms = 0;      // median of (supervisor round trip − device time)
+
+  Json to_json() const;
+  static TimingStats from_json(const Json& json);
+};
+
+// Statistics of device times in nanoseconds (order irrelevant). Empty input: all zero.
+TimingStats summarize_samples(const std::vector<double>& device_ns, const TimingPolicy& policy);
+
+// Relative standard error of the mean of `values` (0 for fewer than two values).
+double relative_standard_error(const std::vector<double>& values);
+
+enum class SamplingDecision { kContinue, kStopConverged, kStopCap, kStopBudget };
+
+// Whether to take another sample, given the samples so far and the seconds spent on this side.
+SamplingDecision next_sampling_step(const std::vector<double>& device_ns, double elapsed_seconds,
+                                    const TimingPolicy& policy);
+
+// Linear-interpolated percentile (q in [0, 1]) of sorted values.
+double percentile_sorted(const std::vector<double>& sorted, double q);
+
+}  // namespace ptxb

@@ -1,0 +1,74 @@
+// The supervisor's GPU side of an evaluation (eval/eval_backend.h EvalDevice), on the real GPU.
+//
+// Owns every tensor of every input set (exported to the runner by CUDA IPC), the reference
+// outputs (never exported: they exist only in this trusted process, DESIGN §3.3), the
+// comparison and the full-write trackers. All work runs on one private stream and is
+// synchronized before a method returns, so no supervisor GPU work overlaps a timed call.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "abi/signature.h"
+#include "eval/eval_backend.h"
+#include "gpu/compare.h"
+#include "gpu/device_buffer.h"
+#include "gpu/reference.h"
+
+namespace ptxb::gpu {
+
+class GpuEvalDevice final : public EvalDevice {
+ public:
+  static Result<std::unique_ptr<GpuEvalDevice>> create();
+  ~GpuEvalDevice() override;
+
+  Result<DeviceFacts> facts() override;
+  Status setup(const Task& task, const std::vector<std::uint64_t>& set_seeds) override;
+  Status regenerate(int set, std::uint64_t seed) override;
+  Result<BindRequest> bind_request() override;
+  Status poison(int set, int trial) override;
+  Result<std::uint64_t> input_hash(int set) override;
+  Result<std::vector<OutputCheck>> check(int set, int trial) override;
+  Status observe_unwritten(int set, int trial) override;
+  Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
+  Json reference_description() override;
+
+ private:
+  GpuEvalDevice() = default;
+
+  struct Tensor {
+    std::string name;
+    DType dtype = DType::kBFloat16;
+    std::int64_t elements = 0;
+    bool is_output = false;
+    bool derived = false;  // backward tasks: O and L come from the reference forward
+    DeviceBuffer buffer;
+    DeviceBuffer reference;  // outputs only: the reference's answer for this set's inputs
+    std::optional<UnwrittenTracker> unwritten;
+  };
+  struct Set {
+    std::uint64_t seed = 0;
+    std::vector<Tensor> tensors;  // signature order (inputs, then outputs)
+  };
+
+  Status generate(Set& set);
+  // params[] for a reference invoke() on `set`, with `use_reference_outputs` choosing the
+  // private reference buffers or the exported ones as outputs.
+  std::vector<void*> reference_params(Set& set, bool use_reference_outputs,
+                                      std::vector<void*>& storage);
+  Result<Set*> get(int set);
+
+  cudaStream_t stream_ = nullptr;
+  const Task* task_ = nullptr;
+  RunSignature signature_;
+  std::vector<std::int64_t> axes_;  // signature order
+  std::vector<Set> sets_;
+  std::unique_ptr<ReferenceBackend> reference_;
+  std::unique_ptr<ReferenceBackend> forward_;  // backward tasks only
+};
+
+}  // namespace ptxb::gpu

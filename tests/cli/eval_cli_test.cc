@@ -1,0 +1,69 @@
+// End-to-end: `ptxbench eval` on a machine without a GPU (CI): compile and static analysis run,
+// the GPU stages are reported as skipped with the reason, and the exit code says "incomplete".
+// (On a GPU machine the same commands run the full evaluation: tests/gpu/eval_test.cc.)
+#include <gtest/gtest.h>
+
+#include "core/fs.h"
+#include "core/json_io.h"
+#include "core/process.h"
+#include "env/gpu_probe.h"
+
+namespace ptxb {
+namespace {
+
+ProcessResult run_eval(std::vector<std::string> args) {
+  args.insert(args.begin(), {PTXB_CLI_PATH, "eval"});
+  ProcessSpec spec{args};
+  spec.timeout = std::chrono::seconds(300);
+  auto result = SystemProcessRunner().run(spec);
+  EXPECT_TRUE(result.ok());
+  return result.ok() ? result.value() : ProcessResult{};
+}
+
+TEST(EvalCli, WithoutAGpuTheGpuStagesAreSkippedWithTheReason) {
+  if (probe_gpus().has_gpu()) GTEST_SKIP() << "a GPU is present: tests/gpu/eval_test.cc covers it";
+  const std::string kernel = std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu";
+  ProcessResult r = run_eval({kernel, "--task", "gemm_n7168_k5120", "--json"});
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
+  auto parsed = parse_json(r.stdout_text, "eval --json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message << "\n" << r.stdout_text.substr(0, 500);
+  const Json& out = *parsed;
+  EXPECT_EQ(out["gpu_skipped"], true);
+  EXPECT_NE(out["gpu_skip_reason"].get<std::string>().find("no GPU"), std::string::npos);
+  EXPECT_EQ(out["status"], "INFRA_ERROR");  // nothing ran on a GPU, so nothing passed
+  EXPECT_EQ(out["compile"]["status"], "OK");
+  EXPECT_EQ(out["target_instructions"]["verdict"], "static_absent");
+
+  ProcessResult table = run_eval({kernel, "--task", "gemm_n7168_k5120"});
+  EXPECT_EQ(table.exit_code, 3);
+  EXPECT_NE(table.stdout_text.find("GPU stages skipped"), std::string::npos) << table.stdout_text;
+}
+
+TEST(EvalCli, CompileErrorIsAVerdictNotACrash) {
+  auto dir = make_temp_directory("ptxb-eval-cli");
+  ASSERT_TRUE(dir.ok());
+  const std::string kernel = *dir + "/kernel.cu";
+  ASSERT_TRUE(write_file_atomic(kernel, "void run(int x) { this is not C++ }\n").ok());
+  ProcessResult r = run_eval({kernel, "--task", "gemm_n7168_k5120", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.stderr_text;
+  auto parsed = parse_json(r.stdout_text, "eval --json");
+  ASSERT_TRUE(parsed.ok()) << r.stdout_text.substr(0, 500);
+  EXPECT_EQ((*parsed)["status"], "COMPILE_ERROR");
+  EXPECT_EQ((*parsed)["traces"][0]["evaluation"]["status"], "COMPILE_ERROR");
+
+  ProcessResult feedback = run_eval({kernel, "--task", "gemm_n7168_k5120", "--feedback"});
+  EXPECT_NE(feedback.stdout_text.find("## Next step"), std::string::npos) << feedback.stdout_text;
+  remove_tree(*dir);
+}
+
+TEST(EvalCli, UnknownTaskAndMissingFileAreOneLineErrors) {
+  ProcessResult r = run_eval({"/nonexistent.cu", "--task", "gemm_n7168_k5120"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.stderr_text.find("error"), std::string::npos);
+  ProcessResult t = run_eval({std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu", "--task", "nope"});
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.stderr_text.find("nope"), std::string::npos) << t.stderr_text;
+}
+
+}  // namespace
+}  // namespace ptxb

@@ -1,0 +1,610 @@
+// The evaluator's status paths with fakes for the GPU, the runner processes and the profilers
+// (eval/eval_backend.h): every verdict the supervisor can reach, without a GPU.
+#include "eval/evaluator.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "core/fs.h"
+#include "eval/feedback.h"
+#include "tasks/registry.h"
+
+namespace ptxb {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string testdata(const std::string& path) {
+  auto text = read_file(std::string(PTXB_TESTDATA_DIR) + "/" + path, 16u << 20);
+  EXPECT_TRUE(text.ok()) << path;
+  return text.ok() ? *text : "";
+}
+
+struct FakeDevice final : EvalDevice {
+  int calls_seen = 0;  // bumped by the fake runner: lets checks depend on the call history
+  bool modify_inputs = false;
+  std::function<std::vector<OutputCheck>(int set, int trial)> check_fn;
+  std::int64_t unwritten_count = 0;
+  Status setup_status = ok_status();
+  int regenerations = 0;
+
+  Result<DeviceFacts> facts() override {
+    DeviceFacts f;
+    f.name = "NVIDIA H200 (fake)";
+    f.sm_count = 132;
+    f.max_sm_clock_mhz = 1980;
+    f.bf16_dense_flop_per_clock_per_sm = 4096;
+    f.memory_bytes_per_second = 4.8e12;
+    return f;
+  }
+  Status setup(const Task&, const std::vector<std::uint64_t>& seeds) override {
+    sets = static_cast<int>(seeds.size());
+    return setup_status;
+  }
+  Status regenerate(int, std::uint64_t) override {
+    ++regenerations;
+    return ok_status();
+  }
+  Result<BindRequest> bind_request() override {
+    BindRequest b;
+    b.sets.resize(sets);
+    return b;
+  }
+  Status poison(int, int) override { return ok_status(); }
+  Result<std::uint64_t> input_hash(int set) override {
+    return static_cast<std::uint64_t>(set) + (modify_inputs ? 1000u * calls_seen : 0u);
+  }
+  Result<std::vector<OutputCheck>> check(int set, int trial) override {
+    if (check_fn) return check_fn(set, trial);
+    OutputCheck c;
+    c.output = "C";
+    c.trial = trial;
+    c.set = set;
+    c.num_elements = 100;
+    return std::vector<OutputCheck>{c};
+  }
+  Status observe_unwritten(int, int) override { return ok_status(); }
+  Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int) override {
+    return std::vector<std::pair<std::string, std::int64_t>>{{"C", unwritten_count}};
+  }
+  Json reference_description() override { return Json{{"backend", "fake"}}; }
+  int sets = 0;
+};
+
+// A scripted runner: `on_call` turns the n-th call into a reply or an error.
+struct FakeSession final : RunnerSession {
+  FakeDevice* device = nullptr;
+  std::uint64_t device_ns = 1'000'000;
+  std::function<Result<CallReply>(int index, CallReply reply)> on_call;
+  std::optional<Error> load_error;
+  RunnerExit exit{true, 0, 0, false};
+  int calls = 0;
+
+  Result<HelloReply> hello(milliseconds) override { return HelloReply{}; }
+  Result<LoadReply> load(const LoadRequest&, milliseconds) override {
+    if (load_error) return *load_error;
+    return LoadReply{};
+  }
+  Result<BindReply> bind(const BindRequest&, milliseconds) override { return BindReply{}; }
+  Result<CallReply> call(const CallRequest&, milliseconds, CallBracket* bracket) override {
+    CallReply reply;
+    reply.has_window = true;
+    reply.device_ns = device_ns;
+    reply.kernel_count = 1;
+    reply.sm_clock_mhz = 1980;
+    if (bracket) bracket->round_trip_ns = device_ns + 50'000;
+    if (device) ++device->calls_seen;
+    const int index = calls++;
+    if (on_call) return on_call(index, reply);
+    return reply;
+  }
+  Status shutdown(milliseconds) override { return ok_status(); }
+  void kill() override {}
+  RunnerExit wait(milliseconds) override { return exit; }
+  std::string log() const override { return "runner log line\n"; }
+};
+
+struct FakeLauncher final : RunnerLauncher {
+  std::function<std::unique_ptr<FakeSession>()> candidate, reference;
+  std::vector<RunnerRole> spawned;
+  Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role, const std::string&,
+                                               const std::string&) override {
+    spawned.push_back(role);
+    auto& factory = role == RunnerRole::kCandidate ? candidate : reference;
+    return std::unique_ptr<RunnerSession>(factory());
+  }
+};
+
+// Profilers: the program name decides which canned output comes back.
+struct FakeTools final : ProcessRunner {
+  std::map<std::string, ProcessResult> by_tool;
+  std::vector<std::vector<std::string>> runs;
+  Result<ProcessResult> run(const ProcessSpec& spec) override {
+    runs.push_back(spec.argv);
+    auto it = by_tool.find(spec.argv.at(0));
+    if (it == by_tool.end()) return make_error("process", "no such tool {}", spec.argv.at(0));
+    return it->second;
+  }
+};
+
+ProcessResult exited(int code, std::string out, std::string err = "") {
+  ProcessResult r;
+  r.exit_code = code;
+  r.stdout_text = std::move(out);
+  r.stderr_text = std::move(err);
+  return r;
+}
+
+class EvaluatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto loaded = TaskRegistry::load({});
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    registry_.emplace(std::move(loaded).value());
+    task_ = registry_->get("gemm_n7168_k5120").value();
+    compile_.status = CompileStatus::kOk;
+    compile_.artifact.directory = "/nonexistent";
+    compile_.artifact.arch = "sm_90a";
+    compile_.artifact.abi_signature = make_run_signature(task_->definition).declaration();
+    compile_.artifact.cubin_files = {"kernel.sm_90a.cubin"};
+    compile_.artifact.sha256["kernel.sm_90a.cubin"] = std::string(64, 'a');
+    compile_.sass.target_present = true;
+    compile_.sass.family_totals["GMMA"] = 4;
+    job_.runner_path = "/fake/ptxbench-runner";
+    job_.ncu_path = "/fake/ncu";
+    job_.sanitizer_path = "/fake/compute-sanitizer";
+    auto& timing = job_.request.options.timing;
+    timing.warmup_calls = 2;
+    timing.min_samples = 6;
+    timing.max_samples = 12;
+    timing.budget_seconds = 5;
+    tools_.by_tool["/fake/ncu"] = exited(0, testdata("eval/ncu/wgmma_live.csv"));
+    launcher_.reference = [this] {
+      auto s = std::make_unique<FakeSession>();
+      s->device_ns = 750'000;
+      return s;
+    };
+    launcher_.candidate = [this] {
+      auto s = std::make_unique<FakeSession>();
+      s->device = &device_;
+      s->device_ns = candidate_device_ns_;
+      if (candidate_script_) s->on_call = candidate_script_;
+      if (load_error_) s->load_error = load_error_;
+      s->exit = candidate_exit_;
+      return s;
+    };
+  }
+
+  EvalResult run() {
+    Evaluator evaluator(device_, launcher_, tools_);
+    return evaluator.run(job_, *task_, compile_);
+  }
+
+  std::optional<TaskRegistry> registry_;
+  const Task* task_ = nullptr;
+  CompileResult compile_;
+  SupervisorJob job_;
+  FakeDevice device_;
+  FakeLauncher launcher_;
+  FakeTools tools_;
+  std::function<Result<CallReply>(int, CallReply)> candidate_script_;
+  std::optional<Error> load_error_;
+  RunnerExit candidate_exit_{true, 0, 0, false};
+  std::uint64_t candidate_device_ns_ = 1'000'000;
+};
+
+TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  ASSERT_EQ(r.workloads.size(), 1u);
+  const WorkloadEval& w = r.workloads[0];
+  EXPECT_EQ(w.trials, 3);
+  EXPECT_EQ(w.set_seeds.size(), 3u);
+  ASSERT_TRUE(w.speedup.has_value());
+  EXPECT_NEAR(*w.speedup, 0.75, 1e-9);
+  ASSERT_TRUE(w.candidate_timing && w.reference_timing);
+  EXPECT_GE(w.candidate_timing->samples, 6);
+  EXPECT_NEAR(w.candidate_timing->median_ms, 1.0, 1e-9);
+  EXPECT_NEAR(w.candidate_timing->host_overhead_ms, 0.05, 1e-9);
+  EXPECT_EQ(w.checks.size(), 3u + 3u);  // three trials + three anti-caching refreshes
+  EXPECT_EQ(device_.regenerations, 3);
+  EXPECT_EQ(r.target_instructions.verdict, kInstDynamicPresent);
+  EXPECT_GT(w.physical_floor_ms, 0.5);
+  EXPECT_EQ(launcher_.spawned.front(), RunnerRole::kReference);  // reference first: sets the limit
+  ASSERT_EQ(tools_.runs.size(), 1u);
+  EXPECT_EQ(tools_.runs[0][0], "/fake/ncu");
+  const std::string feedback = render_feedback(r);
+  EXPECT_NE(feedback.find("speedup 0.750x"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("dynamic_present"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, BackwardTasksDefaultToOneTrial) {
+  task_ = registry_->get("mha_bwd_d128").value();
+  compile_.artifact.abi_signature = make_run_signature(task_->definition).declaration();
+  launcher_.reference = [] {
+    auto s = std::make_unique<FakeSession>();
+    s->device_ns = 8'000'000;
+    return s;
+  };
+  candidate_device_ns_ = 9'000'000;  // above the ~3.9 ms physical floor of this backward pass
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_EQ(r.workloads[0].trials, 1);
+  EXPECT_EQ(r.workloads[0].set_seeds.size(), 2u);
+}
+
+TEST_F(EvaluatorTest, NumericalMismatchNamesTheFirstFailingElement) {
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c;
+    c.output = "C";
+    c.set = set;
+    c.trial = trial;
+    c.num_elements = 100;
+    c.num_failing = 7;
+    c.first_failing_index = 42;
+    c.first_failing_candidate = 1.5;
+    c.first_failing_reference = 2.5;
+    c.max_abs_error = 1.0;
+    c.matched_ratio = 0.93;
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kIncorrectNumerical);
+  EXPECT_EQ(r.reason, "mismatch");
+  EXPECT_NE(r.message.find("flat index 42"), std::string::npos) << r.message;
+  EXPECT_EQ(r.target_instructions.verdict, kInstNotRun);
+  EXPECT_TRUE(tools_.runs.empty());  // no ncu for incorrect kernels
+}
+
+TEST_F(EvaluatorTest, NanOutputIsNonfinite) {
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c;
+    c.output = "C";
+    c.set = set;
+    c.trial = trial;
+    c.num_elements = 100;
+    c.num_failing = 1;
+    c.num_nonfinite_candidate = 1;
+    return std::vector<OutputCheck>{c};
+  };
+  EXPECT_EQ(run().reason, "nonfinite_output");
+}
+
+TEST_F(EvaluatorTest, NonfiniteReferenceIsInvalidReference) {
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c;
+    c.output = "C";
+    c.set = set;
+    c.trial = trial;
+    c.num_elements = 100;
+    c.num_failing = 1;
+    c.num_nonfinite_reference = 1;
+    return std::vector<OutputCheck>{c};
+  };
+  EXPECT_EQ(run().status, PtxbStatus::kInvalidReference);
+}
+
+TEST_F(EvaluatorTest, UnwrittenElementsFail) {
+  device_.unwritten_count = 64;
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kIncorrectNumerical);
+  EXPECT_EQ(r.reason, "unwritten_output");
+  EXPECT_NE(r.message.find("64 elements"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, PoisonedMismatchIsConfirmedAsUnwritten) {
+  device_.unwritten_count = 7168;  // one row of C
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c;
+    c.output = "C";
+    c.set = set;
+    c.trial = trial;
+    c.num_elements = 100;
+    c.num_failing = 7168;
+    c.num_nonfinite_candidate = 7168;
+    c.num_equal_poison = 7168;
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.reason, "unwritten_output") << r.message;
+  // Without unwritten elements the original failure is reported.
+  device_.unwritten_count = 0;
+  EXPECT_EQ(run().reason, "nonfinite_output");
+}
+
+TEST_F(EvaluatorTest, ModifiedInputFails) {
+  device_.modify_inputs = true;
+  EXPECT_EQ(run().reason, "input_modified");
+}
+
+TEST_F(EvaluatorTest, CallTimeoutIsTimeout) {
+  candidate_script_ = [](int, CallReply) -> Result<CallReply> {
+    return Error{"call did not answer", "timeout"};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kTimeout);
+  EXPECT_EQ(r.reason, "call_timeout");
+}
+
+TEST_F(EvaluatorTest, RunnerCrashIsRuntimeErrorWithTheSignal) {
+  candidate_script_ = [](int, CallReply) -> Result<CallReply> {
+    return Error{"channel closed", "eof"};
+  };
+  candidate_exit_ = RunnerExit{true, -1, 11, false};
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRuntimeError);
+  EXPECT_EQ(r.reason, "runner_crashed");
+  EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
+  ASSERT_EQ(r.workloads.size(), 1u);
+  EXPECT_EQ(r.workloads[0].runner.value("log", ""), "runner log line\n");
+}
+
+TEST_F(EvaluatorTest, IllegalAddressIsMemoryError) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.cuda_error = CudaErrorInfo{"cudaErrorIllegalAddress", "an illegal memory access",
+                                 "cudaStreamSynchronize"};
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kMemoryError);
+  EXPECT_EQ(r.reason, "illegal_address");
+}
+
+TEST_F(EvaluatorTest, OtherCudaErrorIsRuntimeError) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.cuda_error = CudaErrorInfo{"cudaErrorInvalidConfiguration", "invalid argument", "launch"};
+    return r;
+  };
+  EXPECT_EQ(run().status, PtxbStatus::kRuntimeError);
+}
+
+TEST_F(EvaluatorTest, ForeignStreamIsRewardHack) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    ActivityRecord record;
+    record.kind = "kernel";
+    record.name = "sneaky";
+    record.stream_id = 7;
+    r.foreign_stream.push_back(record);
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "foreign_stream");
+}
+
+TEST_F(EvaluatorTest, WorkOutsideTheWindowDuringTimingIsRewardHack) {
+  candidate_script_ = [](int index, CallReply r) -> Result<CallReply> {
+    if (index >= 6) {
+      ActivityRecord record;
+      record.kind = "kernel";
+      record.name = "late";
+      record.attribution = "unattributed";
+      record.relation = "after";
+      r.out_of_window.push_back(record);
+    }
+    return r;
+  };
+  EXPECT_EQ(run().reason, "out_of_window");
+}
+
+TEST_F(EvaluatorTest, UnexpectedModuleIsForbidden) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    ModuleInfo m;
+    m.sha256 = std::string(64, 'b');
+    m.origin = "candidate";
+    r.unexpected_modules.push_back(m);
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kForbidden);
+  EXPECT_EQ(r.reason, "runtime_module");
+}
+
+TEST_F(EvaluatorTest, TimeBelowThePhysicalFloorIsRewardHack) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.device_ns = 10'000;  // 10 us for 0.6 PFLOP
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "below_physical_floor");
+}
+
+TEST_F(EvaluatorTest, DeviceTimeLongerThanTheBracketIsRewardHack) {
+  candidate_script_ = [](int index, CallReply r) -> Result<CallReply> {
+    if (index >= 6) r.device_ns = 50'000'000;  // the bracket is 1.05 ms
+    return r;
+  };
+  EXPECT_EQ(run().reason, "device_time_exceeds_bracket");
+}
+
+TEST_F(EvaluatorTest, WrongOutputAfterFreshInputsIsStaleOutput) {
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c;
+    c.output = "C";
+    c.set = set;
+    c.trial = trial;
+    c.num_elements = 100;
+    if (trial >= 10) c.num_failing = 100;  // refresh trials start at 10
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "stale_output");
+}
+
+TEST_F(EvaluatorTest, LoadFailureIsTheCandidatesRuntimeError) {
+  load_error_ = Error{"dlopen: undefined symbol foo", "runner:load"};
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRuntimeError);
+  EXPECT_EQ(r.reason, "load_failed");
+}
+
+TEST_F(EvaluatorTest, ReferenceFailureIsInfraError) {
+  launcher_.reference = [] {
+    auto s = std::make_unique<FakeSession>();
+    s->on_call = [](int, CallReply) -> Result<CallReply> { return Error{"gone", "eof"}; };
+    s->exit = RunnerExit{true, -1, 6, false};
+    return s;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError);
+  EXPECT_NE(r.message.find("reference"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, SetupFailureIsInfraError) {
+  device_.setup_status = Error{"cudaMalloc: out of memory", "cuda"};
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError);
+  EXPECT_EQ(r.reason, "setup");
+}
+
+TEST_F(EvaluatorTest, SanitizerFindingIsMemoryErrorAtTheKernelLine) {
+  job_.request.options.sanitize = true;
+  tools_.by_tool["/fake/compute-sanitizer"] = exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kMemoryError);
+  EXPECT_EQ(r.reason, "sanitizer_memcheck");
+  EXPECT_NE(r.message.find("kernel.cu:89"), std::string::npos) << r.message;
+  EXPECT_TRUE(r.workloads.empty());  // the gate stops before any runner starts
+  EXPECT_TRUE(launcher_.spawned.empty());
+}
+
+TEST_F(EvaluatorTest, CleanSanitizerRunContinues) {
+  job_.request.options.sanitize = true;
+  tools_.by_tool["/fake/compute-sanitizer"] = exited(0, testdata("eval/sanitizer/memcheck_clean.txt"));
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_TRUE(r.sanitizer.is_object());
+}
+
+TEST_F(EvaluatorTest, SanitizerRequestedButMissingIsNotAPass) {
+  job_.request.options.sanitize = true;
+  job_.sanitizer_path.clear();
+  EXPECT_EQ(run().reason, "sanitizer_unavailable");
+}
+
+TEST_F(EvaluatorTest, DeadBranchWgmmaIsNotExecuted) {
+  tools_.by_tool["/fake/ncu"] = exited(0, testdata("eval/ncu/wgmma_dead_branch.csv"));
+  EXPECT_EQ(run().target_instructions.verdict, kInstDynamicNotExecuted);
+}
+
+TEST_F(EvaluatorTest, PredicatedOffWgmmaIsNotExecuted) {
+  tools_.by_tool["/fake/ncu"] = exited(0, testdata("eval/ncu/wgmma_pred_off.csv"));
+  EXPECT_EQ(run().target_instructions.verdict, kInstDynamicNotExecuted);
+}
+
+TEST_F(EvaluatorTest, ProfilerFailureIsUnknownNeverPositive) {
+  tools_.by_tool["/fake/ncu"] = exited(1, "", "==ERROR== profiling failed");
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kPassed);
+  EXPECT_EQ(r.target_instructions.verdict, kInstUnknown);
+}
+
+TEST_F(EvaluatorTest, NoNcuFlagIsNotRunAndStaticAbsentSkipsTheProfiler) {
+  job_.request.options.ncu = false;
+  EXPECT_EQ(run().target_instructions.verdict, kInstNotRun);
+  job_.request.options.ncu = true;
+  compile_.sass.target_present = false;
+  tools_.runs.clear();
+  EXPECT_EQ(run().target_instructions.verdict, kInstStaticAbsent);
+  EXPECT_TRUE(tools_.runs.empty());
+}
+
+TEST_F(EvaluatorTest, ResultRoundTripsAndMapsToSchemaStatuses) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.cuda_error = CudaErrorInfo{"cudaErrorIllegalAddress", "illegal", "sync"};
+    return r;
+  };
+  EvalResult r = run();
+  auto back = EvalResult::from_json(r.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->to_json().dump(), r.to_json().dump());
+  auto traces = r.traces(task_->definition.name, workload_to_json(task_->workload), "kernel.cu");
+  ASSERT_EQ(traces.size(), 1u);
+  Json trace = trace_to_json(traces[0]);
+  EXPECT_EQ(trace["evaluation"]["status"], "RUNTIME_ERROR");
+  EXPECT_EQ(trace["evaluation"]["ptxbench"]["status"], "MEMORY_ERROR");
+  EXPECT_EQ(trace["evaluation"]["ptxbench"]["reason"], "illegal_address");
+  EXPECT_EQ(trace["workload"]["uuid"], task_->workload.uuid);
+  EXPECT_FALSE(trace["evaluation"]["ptxbench"].contains("trace_validation_error"));
+}
+
+TEST(SelfContainedParams, FollowTheSignatureWithFullSizeTensors) {
+  auto registry = TaskRegistry::load({});
+  ASSERT_TRUE(registry.ok());
+  const Task* task = registry->get("gemm_n7168_k5120").value();
+  Json params = self_contained_params(*task, "sig", 5);
+  ASSERT_EQ(params["params"].size(), 6u);
+  EXPECT_EQ(params["params"][0]["name"], "A");
+  EXPECT_EQ(params["params"][0]["tensor"]["elements"], 8192ull * 5120ull);
+  EXPECT_EQ(params["params"][0]["tensor"]["init"], "normal");
+  EXPECT_EQ(params["params"][2]["tensor"]["init"], "zeros");
+  EXPECT_EQ(params["params"][3]["i64"], 8192);
+  EXPECT_EQ(params["seed"], 5);
+}
+
+TEST(TimingStats, SummaryOfKnownSamples) {
+  TimingPolicy policy;
+  policy.min_samples = 4;
+  TimingStats s = summarize_samples({4e6, 1e6, 3e6, 2e6}, policy);
+  EXPECT_EQ(s.samples, 4);
+  EXPECT_DOUBLE_EQ(s.median_ms, 2.5);
+  EXPECT_DOUBLE_EQ(s.mean_ms, 2.5);
+  EXPECT_DOUBLE_EQ(s.min_ms, 1.0);
+  EXPECT_DOUBLE_EQ(s.p25_ms, 1.75);
+  EXPECT_DOUBLE_EQ(s.p75_ms, 3.25);
+  EXPECT_NEAR(s.stdev_ms, 1.2909944, 1e-6);
+  EXPECT_NEAR(s.rse, 1.2909944 / 2.0 / 2.5, 1e-6);
+  EXPECT_FALSE(s.converged);
+}
+
+TEST(TimingStats, SamplingStopsOnConvergenceCapOrBudget) {
+  TimingPolicy policy;
+  policy.min_samples = 3;
+  policy.max_samples = 5;
+  policy.min_samples_slow = 2;
+  policy.budget_seconds = 1.0;
+  EXPECT_EQ(next_sampling_step({1, 1}, 0.0, policy), SamplingDecision::kContinue);
+  EXPECT_EQ(next_sampling_step({1, 1, 1}, 0.0, policy), SamplingDecision::kStopConverged);
+  EXPECT_EQ(next_sampling_step({1, 2, 1}, 0.0, policy), SamplingDecision::kContinue);
+  EXPECT_EQ(next_sampling_step({1, 2, 1, 2, 1}, 0.0, policy), SamplingDecision::kStopCap);
+  EXPECT_EQ(next_sampling_step({1, 2}, 2.0, policy), SamplingDecision::kStopBudget);
+  EXPECT_EQ(next_sampling_step({1}, 2.0, policy), SamplingDecision::kContinue);  // slow minimum
+}
+
+TEST(EvalRequest, RoundTripAndBadInput) {
+  EvalRequest request;
+  request.task = "gemm_n7168_k5120";
+  request.source = "void run() {}";
+  request.options.seed = 9;
+  request.options.sanitize = true;
+  auto back = EvalRequest::from_json(request.to_json());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->to_json().dump(), request.to_json().dump());
+  Json bad = request.to_json();
+  bad["options"]["sanitizer_tool"] = "valgrind";
+  EXPECT_FALSE(EvalRequest::from_json(bad).ok());
+  bad = request.to_json();
+  bad["options"]["seed"] = "nine";
+  EXPECT_FALSE(EvalRequest::from_json(bad).ok());
+  EXPECT_FALSE(EvalRequest::from_json(Json::array()).ok());
+}
+
+TEST(DeviceFacts, PhysicalFloorIsTheLargerBound) {
+  DeviceFacts f;
+  f.sm_count = 132;
+  f.max_sm_clock_mhz = 1980;
+  f.bf16_dense_flop_per_clock_per_sm = 4096;
+  f.memory_bytes_per_second = 4.8e12;
+  // GEMM 8192x7168x5120: 6.01e11 FLOP / 1.070e15 FLOP/s = 0.5618 ms.
+  EXPECT_NEAR(f.physical_floor_ms(2.0 * 8192 * 7168 * 5120, 1e8), 0.5618, 1e-3);
+  // Memory-bound: 4.8e9 bytes at 4.8 TB/s = 1 ms.
+  EXPECT_NEAR(f.physical_floor_ms(1.0, 4.8e9), 1.0, 1e-9);
+  EXPECT_EQ(DeviceFacts{}.physical_floor_ms(1e12, 1e9), 0.0);
+}
+
+}  // namespace
+}  // namespace ptxb
