@@ -1,6 +1,8 @@
 #include "eval/eval_types.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "core/sha256.h"
 #include "runner/json_fields.h"
@@ -21,6 +23,27 @@ Status read_optional(const Json& json, const char* key, T& out, const std::strin
     return make_error("parse", "{}: field \"{}\": {}", what, key, e.what());
   }
   return ok_status();
+}
+
+// JSON has no NaN/Inf (nlohmann writes null); a NaN the candidate wrote is a fact worth keeping,
+// so non-finite values travel as the strings "NaN", "Infinity", "-Infinity".
+Json number_to_json(double value) {
+  if (std::isfinite(value)) return value;
+  if (std::isnan(value)) return "NaN";
+  return value > 0 ? "Infinity" : "-Infinity";
+}
+
+double number_from_json(const Json& json, const char* key, double fallback) {
+  if (!json.contains(key)) return fallback;
+  const Json& v = json[key];
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    if (text == "Infinity") return std::numeric_limits<double>::infinity();
+    if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return std::numeric_limits<double>::quiet_NaN();  // null: written by an older writer for NaN
 }
 
 Json stage_list_to_json(const std::vector<std::pair<std::string, double>>& stages) {
@@ -106,17 +129,17 @@ Json OutputCheck::to_json() const {
          {"set", set},
          {"num_elements", num_elements},
          {"num_failing", num_failing},
-         {"max_abs_error", max_abs_error},
-         {"max_rel_error", max_rel_error},
-         {"matched_ratio", matched_ratio},
+         {"max_abs_error", number_to_json(max_abs_error)},
+         {"max_rel_error", number_to_json(max_rel_error)},
+         {"matched_ratio", number_to_json(matched_ratio)},
          {"num_nonfinite_candidate", num_nonfinite_candidate},
          {"num_nonfinite_reference", num_nonfinite_reference},
          {"num_equal_poison", num_equal_poison}};
   j["first_failing"] = first_failing_index < 0
                            ? Json(nullptr)
                            : Json{{"index", first_failing_index},
-                                  {"candidate", first_failing_candidate},
-                                  {"reference", first_failing_reference}};
+                                  {"candidate", number_to_json(first_failing_candidate)},
+                                  {"reference", number_to_json(first_failing_reference)}};
   return j;
 }
 
@@ -127,16 +150,16 @@ OutputCheck OutputCheck::from_json(const Json& j) {
   c.set = j.value("set", 0);
   c.num_elements = j.value("num_elements", std::int64_t{0});
   c.num_failing = j.value("num_failing", std::int64_t{0});
-  c.max_abs_error = j.value("max_abs_error", 0.0);
-  c.max_rel_error = j.value("max_rel_error", 0.0);
-  c.matched_ratio = j.value("matched_ratio", 1.0);
+  c.max_abs_error = number_from_json(j, "max_abs_error", 0.0);
+  c.max_rel_error = number_from_json(j, "max_rel_error", 0.0);
+  c.matched_ratio = number_from_json(j, "matched_ratio", 1.0);
   c.num_nonfinite_candidate = j.value("num_nonfinite_candidate", std::int64_t{0});
   c.num_nonfinite_reference = j.value("num_nonfinite_reference", std::int64_t{0});
   c.num_equal_poison = j.value("num_equal_poison", std::int64_t{0});
   if (j.contains("first_failing") && j["first_failing"].is_object()) {
     c.first_failing_index = j["first_failing"].value("index", std::int64_t{-1});
-    c.first_failing_candidate = j["first_failing"].value("candidate", 0.0);
-    c.first_failing_reference = j["first_failing"].value("reference", 0.0);
+    c.first_failing_candidate = number_from_json(j["first_failing"], "candidate", 0.0);
+    c.first_failing_reference = number_from_json(j["first_failing"], "reference", 0.0);
   }
   return c;
 }

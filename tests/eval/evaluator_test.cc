@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "core/fs.h"
@@ -270,6 +272,29 @@ TEST_F(EvaluatorTest, NanOutputIsNonfinite) {
     return std::vector<OutputCheck>{c};
   };
   EXPECT_EQ(run().reason, "nonfinite_output");
+}
+
+TEST_F(EvaluatorTest, NanValuesSurviveTheJsonRoundTrip) {
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c;
+    c.output = "C";
+    c.set = set;
+    c.trial = trial;
+    c.num_elements = 100;
+    c.num_failing = 1;
+    c.num_nonfinite_candidate = 1;
+    c.first_failing_index = 0;
+    c.first_failing_candidate = std::numeric_limits<double>::quiet_NaN();
+    c.first_failing_reference = -std::numeric_limits<double>::infinity();
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  auto back = EvalResult::from_json(Json::parse(r.to_json().dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_FALSE(back->workloads[0].checks.empty());
+  EXPECT_TRUE(std::isnan(back->workloads[0].checks[0].first_failing_candidate));
+  EXPECT_EQ(back->workloads[0].checks[0].first_failing_reference,
+            -std::numeric_limits<double>::infinity());
 }
 
 TEST_F(EvaluatorTest, NonfiniteReferenceIsInvalidReference) {
