@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .devcarry && mkdir -p .devcarry/bin
-for f in build/ptxbench build/ptxbench-runner build/ptxbench_gpu_tests build/ptxbench_tests build/bench/*; do
-  [[ -f "$f" && -x "$f" ]] && cp "$f" .devcarry/bin/
+for f in build/ptxbench build/ptxbench-runner build/ptxbench-supervisor build/libptxbench_reference.so build/ptxbench_gpu_tests build/ptxbench_tests build/bench/*; do
+  [[ -f "$f" && ( -x "$f" || "$f" == *.so ) ]] && cp "$f" .devcarry/bin/
 done
 pwd >.devcarry/source_dir
 strip --strip-debug .devcarry/bin/* 2>/dev/null || true

@@ -151,11 +151,18 @@ Status analyse_binary(Pipeline& pipeline, const Toolchain& toolchain, const std:
   pipeline.stage("disassemble", since);
 
   since = Clock::now();
-  PTXB_ASSIGN_OR_RETURN(
-      auto kernels, parse_cuobjdump_sass(sass.stdout_text, artifact.path_of(artifact.sass_file)));
-  result.sass = summarize_sass(std::move(kernels), artifact.arch);
   PTXB_ASSIGN_OR_RETURN(std::string ptx,
                         read_file(artifact.path_of(artifact.ptx_file), kMaxPreprocessedBytes));
+  // A candidate may define no kernel at all (host-only `run`): its cubin then has no function,
+  // and "no kernels" is the true static answer. Only when the PTX agrees (no .entry) — an
+  // unreadable dump of a file that does have kernels stays an error.
+  std::vector<SassKernel> kernels;
+  const bool no_entry_in_ptx = ptx.find(".entry") == std::string::npos;
+  if (!(no_entry_in_ptx && sass.stdout_text.find("Function :") == std::string::npos)) {
+    PTXB_ASSIGN_OR_RETURN(
+        kernels, parse_cuobjdump_sass(sass.stdout_text, artifact.path_of(artifact.sass_file)));
+  }
+  result.sass = summarize_sass(std::move(kernels), artifact.arch);
   result.ptx_families = count_ptx_families(ptx);
   pipeline.stage("analysis", since);
   return ok_status();

@@ -381,3 +381,23 @@ TEST_F(CompilePipeline, UnknownArchitectureIsAnError) {
 
 }  // namespace
 }  // namespace ptxb
+
+namespace ptxb {
+namespace {
+
+// A host-only `run` (no kernel at all) is a valid compile: no kernels, target absent. The
+// evaluator then judges what it does (here: nothing, so its outputs stay poisoned).
+TEST_F(CompilePipeline, SourceWithoutAnyKernelCompilesWithNoKernels) {
+  CompileRequest request = request_for("ffma");
+  request.source =
+      "#include <cstdint>\n#include <cuda_runtime.h>\n"
+      "void run(const float* x, float* y, int64_t n, cudaStream_t stream) {}\n";
+  auto r = compile_solution(request, *shared().toolchain);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->status, CompileStatus::kOk) << r->message << "\n" << r->log;
+  EXPECT_TRUE(r->sass.kernels.empty());
+  EXPECT_FALSE(r->sass.target_present);
+}
+
+}  // namespace
+}  // namespace ptxb
