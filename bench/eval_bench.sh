@@ -63,47 +63,4 @@ for t in "${TASKS[@]}"; do
     >"$W/ncu_time_$t.csv" 2>"$W/ncu_time_$t.err" || echo "ncu $t: exit $?"
 done
 
-python3 - "$W" "${TASKS[@]}" <<'PY' | tee "$OUT_DIR/eval_bench.md"
-import csv, io, json, statistics, sys, glob, os
-w, tasks = sys.argv[1], sys.argv[2:]
-def load(p):
-    try: return json.load(open(p))
-    except Exception as e: return {"error": str(e)}
-out = {}
-print("## 1. A/A (cuBLASLt GEMM in both slots, 10 evaluations)\n")
-sp, med = [], []
-for i in range(1, 11):
-    r = load(f"{w}/aa_{i}.json")
-    wl = (r.get("workloads") or [{}])[0]
-    if r.get("status") != "PASSED": print(f"- eval {i}: {r.get('status')} {r.get('reason')} {r.get('message','')[:200]}"); continue
-    sp.append(wl["speedup"]); med.append(wl["candidate_timing"]["median_ms"])
-if sp:
-    cv = statistics.pstdev(med) / statistics.mean(med) * 100
-    print(f"speedups: {', '.join(f'{s:.4f}' for s in sp)}")
-    print(f"median speedup {statistics.median(sp):.4f} (target 1.00 +- 0.01); CV of candidate medians {cv:.3f} % (target < 0.5 %)\n")
-    out["aa"] = {"speedups": sp, "candidate_medians_ms": med, "median_speedup": statistics.median(sp), "cv_percent": cv}
-print("## 2-4. Per paper task\n")
-print("| task | reference median (CUPTI) | ncu gpu__time_duration.sum | diff | TFLOP/s | eval wall | stages (ms) | ncu verdict |")
-print("|---|---|---|---|---|---|---|---|")
-walls = dict(l.split() for l in open(f"{w}/wall.txt")) if os.path.exists(f"{w}/wall.txt") else {}
-for t in tasks:
-    r = load(f"{w}/eval_{t}.json"); task = load(f"{w}/task_{t}.json")
-    wl = (r.get("workloads") or [{}])[0]
-    ref = (wl.get("reference_timing") or {}).get("median_ms")
-    ncu_ns = None
-    try:
-        text = open(f"{w}/ncu_time_{t}.csv").read()
-        rows = [l for l in text.splitlines() if l.startswith('"')]
-        rd = list(csv.DictReader(io.StringIO("\n".join(rows))))
-        vals = [float(x["gpu__time_duration.sum"]) for x in rd if x.get("gpu__time_duration.sum", "").replace('.', '', 1).isdigit()]
-        ncu_ns = sum(vals) if vals else None
-    except Exception as e: pass
-    ncu_ms = ncu_ns / 1e6 if ncu_ns else None
-    diff = f"{(ref - ncu_ms) / ncu_ms * 100:+.2f} %" if ref and ncu_ms else "-"
-    tf = f"{task.get('flops', 0) / (ref * 1e-3) / 1e12:.0f}" if ref else "-"
-    stages = ", ".join(f"{k} {v:.0f}" for k, v in (r.get("stage_ms") or {}).items())
-    verdict = (r.get("target_instructions") or {}).get("verdict")
-    print(f"| {t} | {ref if ref is None else f'{ref:.4f} ms'} | {ncu_ms if ncu_ms is None else f'{ncu_ms:.4f} ms'} | {diff} | {tf} | {float(walls.get(t, 'nan')):.1f} s | {stages} | {verdict} ({r.get('status')}) |")
-    out[t] = {"reference_ms": ref, "ncu_ms": ncu_ms, "wall_s": walls.get(t), "stage_ms": r.get("stage_ms"), "status": r.get("status"), "reason": r.get("reason"), "message": r.get("message", "")[:300], "reference": wl.get("reference"), "environment": r.get("environment", {}).get("gpu_name")}
-json.dump(out, open(os.path.join(os.path.dirname(w), "eval_bench.json"), "w"), indent=1)
-PY
+python3 bench/eval_bench_summary.py "$W" "${TASKS[@]}" | tee "$OUT_DIR/eval_bench.md"

@@ -33,7 +33,8 @@
 //
 // Build: ptxbench compile rung1_tma_wgmma.cu --task gemm_n7168_k5120
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
-// Measured speed: not yet measured (to be filled by bench run).
+// Measured speed (H200, 2026-11-29, `ptxbench eval`, CUPTI median with L2 flushed, 3 seeds):
+// 0.830-0.831 ms = 723-724 TFLOP/s, 0.904-0.909x cuBLASLt (0.751-0.755 ms); PASSED, dynamic_present.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
