@@ -23,6 +23,9 @@ DeviceFacts device_facts_from_probe(const GpuInfo& gpu) {
   f.sm_count = gpu.sm_count;
   f.max_sm_clock_mhz = gpu.sm_clock_max_mhz;
   f.l2_bytes = gpu.l2_cache_bytes;
+  f.compute_processes = static_cast<int>(gpu.compute_processes);
+  f.clock_event_reasons = gpu.clock_event_reason_names;
+  f.sm_clock_mhz = gpu.sm_clock_mhz;
   if (gpu.compute_capability_major == 9) f.bf16_dense_flop_per_clock_per_sm = 4096;
   if (gpu.compute_capability_major == 10) f.bf16_dense_flop_per_clock_per_sm = 8192;
   if (contains(gpu.name, "H200")) f.memory_bytes_per_second = 4.8e12;
@@ -38,7 +41,10 @@ Json DeviceFacts::to_json() const {
               {"max_sm_clock_mhz", max_sm_clock_mhz},
               {"bf16_dense_flop_per_clock_per_sm", bf16_dense_flop_per_clock_per_sm},
               {"memory_bytes_per_second", memory_bytes_per_second},
-              {"l2_bytes", l2_bytes}};
+              {"l2_bytes", l2_bytes},
+              {"compute_processes", compute_processes},
+              {"clock_event_reasons", clock_event_reasons},
+              {"sm_clock_mhz", sm_clock_mhz}};
 }
 
 Result<std::unique_ptr<RunnerSession>> ProcessRunnerLauncher::spawn(

@@ -31,6 +31,11 @@ struct DeviceFacts {
   double bf16_dense_flop_per_clock_per_sm = 0;  // tensor cores, dense
   double memory_bytes_per_second = 0;           // datasheet HBM bandwidth
   std::int64_t l2_bytes = 0;
+  // GPU state (DESIGN §3.4 guard): compute processes holding a context on this GPU (NVML; the
+  // supervisor itself is one) and the clock-event (throttle) reasons active now.
+  int compute_processes = -1;  // -1: unknown
+  std::vector<std::string> clock_event_reasons;
+  std::uint32_t sm_clock_mhz = 0;
 
   // DESIGN §3.4: max(FLOPs / tensor peak, bytes / HBM bandwidth), in ms; 0 when unknown.
   double physical_floor_ms(double flops, double min_bytes) const;

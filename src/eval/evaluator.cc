@@ -535,6 +535,39 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
   if (timing.failure) return fail_candidate(*timing.failure);
   w.candidate_timing = timing.stats;
   stage("timing", start);
+  // GPU-state guard (DESIGN §3.4): another compute process on the GPU, or a throttle reason
+  // other than idle/boost housekeeping, makes the timing noisy. The trace is marked, never
+  // silently used: consumers filter on gpu_state.noisy.
+  {
+    Json state{{"before", result.environment.value("compute_processes", -1)}};
+    auto after = device_.facts();
+    bool noisy = false;
+    std::vector<std::string> why;
+    if (facts->compute_processes > 1) {
+      noisy = true;
+      why.push_back(fmt::format("{} compute processes on the GPU before the evaluation (only the "
+                                "supervisor expected)",
+                                facts->compute_processes));
+    }
+    if (after.ok()) {
+      state["after_timing"] = after->to_json();
+      // The candidate runner is still alive here: supervisor + runner = 2.
+      if (after->compute_processes > 2) {
+        noisy = true;
+        why.push_back(fmt::format("{} compute processes on the GPU after timing (2 expected)",
+                                  after->compute_processes));
+      }
+      for (const auto& reason : after->clock_event_reasons)
+        if (contains(reason, "thermal") || contains(reason, "power_brake") ||
+            reason == "hw_slowdown") {
+          noisy = true;
+          why.push_back("clock event: " + reason);
+        }
+    }
+    state["noisy"] = noisy;
+    state["why"] = why;
+    w.runner["gpu_state"] = state;
+  }
   record_runner();
   if (auto s = candidate.session->shutdown(milliseconds(10000)); !s.ok())
     w.runner["shutdown"] = s.error().message;

@@ -39,8 +39,10 @@ struct FakeDevice final : EvalDevice {
     f.max_sm_clock_mhz = 1980;
     f.bf16_dense_flop_per_clock_per_sm = 4096;
     f.memory_bytes_per_second = 4.8e12;
+    f.compute_processes = compute_processes;
     return f;
   }
+  int compute_processes = 1;
   Status setup(const Task&, const std::vector<std::uint64_t>& seeds) override {
     sets = static_cast<int>(seeds.size());
     return setup_status;
@@ -220,6 +222,15 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   const std::string feedback = render_feedback(r);
   EXPECT_NE(feedback.find("speedup 0.750x"), std::string::npos) << feedback;
   EXPECT_NE(feedback.find("dynamic_present"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, AnotherProcessOnTheGpuMarksTheTraceNoisy) {
+  EvalResult quiet = run();
+  EXPECT_EQ(quiet.workloads[0].runner["gpu_state"]["noisy"], false);
+  device_.compute_processes = 3;
+  EvalResult busy = run();
+  EXPECT_EQ(busy.status, PtxbStatus::kPassed);  // marked, not failed
+  EXPECT_EQ(busy.workloads[0].runner["gpu_state"]["noisy"], true);
 }
 
 TEST_F(EvaluatorTest, BackwardTasksDefaultToOneTrial) {
