@@ -461,10 +461,30 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     record_runner();
     return conclude_finding(*candidate.failure);
   }
-  auto fail_candidate = [&](const Finding& f) {
+  auto fail_candidate = [&](const Finding& failure) {
     record_runner();
     candidate.session->kill();
     w.runner["exit"] = candidate.session->wait(milliseconds(5000)).describe();
+    Finding f = failure;
+    // A memory fault names no line by itself; when the sanitizer did not run as a gate, one
+    // memcheck pass over the self-contained call locates it (kernel.cu:LINE thanks to -lineinfo).
+    if (f.status == PtxbStatus::kMemoryError && !options.sanitize && !job.sanitizer_path.empty()) {
+      const auto locate_start = Clock::now();
+      ProcessSpec spec;
+      spec.argv = sanitizer_argv(job.sanitizer_path, "memcheck", self_contained_argv);
+      spec.env = profile_env;
+      spec.timeout = seconds_to_ms(options.sanitizer_timeout_seconds);
+      auto ran = tools_.run(spec);
+      if (ran.ok() && !ran->timed_out) {
+        auto report = parse_sanitizer_output(ran->stdout_text + ran->stderr_text, "memcheck");
+        if (report.ok() && report->error_count > 0) {
+          result.sanitizer = report->to_json();
+          result.sanitizer["summary"] = report->summary(3);
+          f.detail += "\ncompute-sanitizer memcheck on one call: " + report->summary(3);
+        }
+      }
+      stage("locate_memory_error", locate_start);
+    }
     return conclude_finding(f);
   };
   // Trials on sets 0..T-1 (each its own seed), then a second call on set 0 under the other

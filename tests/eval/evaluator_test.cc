@@ -388,6 +388,20 @@ TEST_F(EvaluatorTest, IllegalAddressIsMemoryError) {
   EXPECT_EQ(r.reason, "illegal_address");
 }
 
+TEST_F(EvaluatorTest, IllegalAddressIsLocatedByOneMemcheckPass) {
+  tools_.by_tool["/fake/compute-sanitizer"] = exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.cuda_error = CudaErrorInfo{"cudaErrorIllegalAddress", "an illegal memory access",
+                                 "cudaStreamSynchronize"};
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kMemoryError);
+  EXPECT_NE(r.message.find("kernel.cu:89"), std::string::npos) << r.message;
+  ASSERT_FALSE(tools_.runs.empty());
+  EXPECT_EQ(tools_.runs.back()[0], "/fake/compute-sanitizer");
+}
+
 TEST_F(EvaluatorTest, OtherCudaErrorIsRuntimeError) {
   candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
     r.cuda_error = CudaErrorInfo{"cudaErrorInvalidConfiguration", "invalid argument", "launch"};
