@@ -106,7 +106,7 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json) {
     if (value.contains("tensor")) {
       const Json& tensor_json = value["tensor"];
       PTXB_RETURN_IF_ERROR(require_object(tensor_json, item_what + ".tensor"));
-      TensorSpec tensor;
+      SelfContainedTensor tensor;
       PTXB_ASSIGN_OR_RETURN(tensor.dtype, get_string(tensor_json, "dtype", item_what + ".tensor"));
       PTXB_ASSIGN_OR_RETURN(tensor.elements,
                             get_u64(tensor_json, "elements", item_what + ".tensor"));
@@ -143,7 +143,7 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json) {
   return spec;
 }
 
-Result<std::string> generate_tensor_bytes(const TensorSpec& tensor, std::uint64_t seed,
+Result<std::string> generate_tensor_bytes(const SelfContainedTensor& tensor, std::uint64_t seed,
                                           std::size_t index) {
   const std::size_t element_bytes = dtype_element_bytes(tensor.dtype);
   if (element_bytes == 0) return make_error("protocol", "unknown dtype '{}'", tensor.dtype);

@@ -24,7 +24,10 @@
 
 namespace ptxb {
 
-struct TensorSpec {
+// Not "TensorSpec": that name is the definition's tensor (trace/definition.h), and two different
+// types of one name in namespace ptxb break the one-definition rule (a Release build crashed in
+// the wrong destructor).
+struct SelfContainedTensor {
   std::string dtype;  // FlashInfer-Trace dtype name: bfloat16, float16, float32, int32, int64, ...
   std::uint64_t elements = 0;
   std::string init;  // "normal": N(0,1) (float dtypes only); "zeros"
@@ -32,7 +35,7 @@ struct TensorSpec {
 
 struct SelfContainedParam {
   std::string name;
-  std::optional<TensorSpec> tensor;  // set: a device buffer; else `scalar`
+  std::optional<SelfContainedTensor> tensor;  // set: a device buffer; else `scalar`
   ParamValue scalar;
 };
 
@@ -55,7 +58,7 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json);
 std::size_t dtype_element_bytes(const std::string& dtype);
 
 // The host bytes of parameter `index`'s tensor: deterministic per (seed, index), little-endian.
-Result<std::string> generate_tensor_bytes(const TensorSpec& tensor, std::uint64_t seed,
+Result<std::string> generate_tensor_bytes(const SelfContainedTensor& tensor, std::uint64_t seed,
                                           std::size_t index);
 
 // Round-to-nearest-even conversions used for the bf16/f16 values above.

@@ -40,7 +40,7 @@ TEST(SelfContainedSpec, RejectsBadTensors) {
 }
 
 TEST(SelfContainedSpec, NormalValuesAreDeterministicAndPlausible) {
-  TensorSpec tensor{"float32", 10001, "normal"};
+  SelfContainedTensor tensor{"float32", 10001, "normal"};
   auto first = generate_tensor_bytes(tensor, 42, 0);
   auto again = generate_tensor_bytes(tensor, 42, 0);
   auto other = generate_tensor_bytes(tensor, 42, 1);
@@ -58,7 +58,7 @@ TEST(SelfContainedSpec, NormalValuesAreDeterministicAndPlausible) {
   // N(0,1) over 10^4 samples: |mean| < 0.05 (5 sigma), variance within ±10 %.
   EXPECT_LT(std::abs(mean), 0.05);
   EXPECT_NEAR(sum_sq / values.size() - mean * mean, 1.0, 0.1);
-  auto zeros = generate_tensor_bytes(TensorSpec{"bfloat16", 8, "zeros"}, 42, 0);
+  auto zeros = generate_tensor_bytes(SelfContainedTensor{"bfloat16", 8, "zeros"}, 42, 0);
   EXPECT_EQ(*zeros, std::string(16, '\0'));
 }
 
