@@ -1,13 +1,17 @@
-// `ptxbench report RUN_DIR... [--json] [--csv DIR] [--turn-limits 1,4,8] [--fast-p 0,0.5,...]`
+// `ptxbench report RUN_DIR... [--json] [--csv DIR] [--html FILE]
+//                  [--turn-limits 1,4,8] [--fast-p 0,0.5,...]`
 // Reads the turn records of one or more run directories (docs/report.md), computes the paper's
 // metrics per model × task × arch (DESIGN §3.7) and prints them as markdown tables, or as JSON;
-// --csv also writes the plot-data CSVs. Exit codes: 0 done, 1 unreadable run data, 2 usage.
+// --csv also writes the plot-data CSVs, --html a self-contained page with SVG plots.
+// Exit codes: 0 done, 1 unreadable run data, 2 usage.
 #include <algorithm>
 #include <iostream>
 
 #include "cli/command.h"
+#include "core/fs.h"
 #include "metrics/metrics.h"
 #include "metrics/turn_record.h"
+#include "report/html_report.h"
 #include "report/report.h"
 
 namespace ptxb::cli {
@@ -18,6 +22,7 @@ struct ReportFlags {
   std::vector<int> turn_limits = kDefaultTurnLimits;
   std::vector<double> ps = kDefaultFastPs;
   std::string csv_dir;
+  std::string html_path;
   bool json = false;
 };
 
@@ -37,6 +42,8 @@ CommandSpec make_report_command() {
         app.add_flag("--json", flags->json, "Print every metric as JSON instead of tables");
         app.add_option("--csv", flags->csv_dir,
                        "Also write the plot-data CSV files into this directory");
+        app.add_option("--html", flags->html_path,
+                       "Also write a self-contained HTML report with SVG plots to this file");
         app.add_option("--turn-limits", flags->turn_limits,
                        "Turn limits k of the ≤k windows, comma-separated (default 1,4,8)")
             ->delimiter(',')
@@ -64,6 +71,10 @@ CommandSpec make_report_command() {
           std::vector<GroupMetrics> groups = compute_metrics(trajectories, options);
           if (!flags->csv_dir.empty()) {
             PTXB_RETURN_IF_ERROR(write_csv_files(flags->csv_dir, groups, trajectories, options));
+          }
+          if (!flags->html_path.empty()) {
+            PTXB_RETURN_IF_ERROR(
+                write_file_atomic(flags->html_path, render_html(groups, trajectories, options)));
           }
           if (flags->json)
             print_json(report_to_json(groups, options));

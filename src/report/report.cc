@@ -24,10 +24,6 @@ std::string triplet(const std::vector<LimitMetrics>& limits, Getter getter) {
   return join(parts, " / ");
 }
 
-std::string spread_text(const Spread& spread) {
-  return format_value(spread.mean);
-}
-
 std::optional<std::size_t> table_p_index(const std::vector<double>& ps) {
   for (std::size_t i = 0; i < ps.size(); ++i)
     if (ps[i] == kTableFastP) return i;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/strings.h"
+#include "report/html_report.h"
 #include "report/report.h"
 
 namespace ptxb {
@@ -109,6 +110,37 @@ TEST_F(ReportGolden, JsonCarriesEveryLimitAndVariant) {
   EXPECT_EQ(gemm["turn_limits"][0]["over_variants"]["inst_best_speedup"]["mean"], 0.5);
   EXPECT_TRUE(gemm["turn_limits"][0]["per_variant"]["no-hint"]["inst_best_speedup"].is_null());
   EXPECT_EQ(gemm["turn_limits"][2]["pooled"]["outcomes"]["missing"], 7);
+}
+
+}  // namespace
+}  // namespace ptxb
+
+namespace ptxb {
+namespace {
+
+TEST(ReportHtml, SelfContainedWithOneSvgPerPlotAndBands) {
+  auto loaded = load_run_dirs({kRuns + "/golden_gemm", kRuns + "/golden_mha"});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  MetricsOptions options;
+  options.turn_limits = {1, 2, 4};
+  std::vector<GroupMetrics> groups = compute_metrics(loaded.value(), options);
+  std::string html = render_html(groups, loaded.value(), options);
+  auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = html.find(needle); at != std::string::npos; at = html.find(needle, at + 1)) ++n;
+    return n;
+  };
+  // Two groups × four plots (Fast^Inst_p, Fast_p, correctness by turn, outcomes).
+  EXPECT_EQ(count("<svg "), 8u);
+  EXPECT_EQ(count("<path class=\"band\""), 4u);
+  // Nothing fetched from elsewhere: no URL, script or external stylesheet.
+  EXPECT_EQ(count("http"), 0u);
+  EXPECT_EQ(count("<script"), 0u);
+  EXPECT_EQ(count("<link"), 0u);
+  // The tables are embedded with the golden values (pooled gemm inst turn correctness).
+  EXPECT_NE(html.find("0.200 / 0.300 / 0.200"), std::string::npos);
+  // gemm turn 2 is correct in 3 of 5 trajectories (no-hint t0, cm t0, cm t2).
+  EXPECT_NE(html.find("<title>turn 2: 3/5</title>"), std::string::npos);
 }
 
 }  // namespace
