@@ -20,12 +20,12 @@ TEST(ReportCli, TablesForTwoRunDirectories) {
   EXPECT_NE(result.stdout_text.find("mha_with_lse_d128_S4096"), std::string::npos);
 }
 
-TEST(ReportCli, JsonWithCustomLimitsAndCsvFiles) {
+TEST(ReportCli, JsonWithCustomLimitsCsvAndHtmlFiles) {
   auto dir = make_temp_directory("ptxb-report-test");
   ASSERT_TRUE(dir.ok());
-  ProcessResult result =
-      testing::run_cli({"report", kRuns + "/golden_gemm", "--json", "--turn-limits", "4,2",
-                        "--fast-p", "1.0", "--csv", dir.value() + "/csv"});
+  ProcessResult result = testing::run_cli(
+      {"report", kRuns + "/golden_gemm", "--json", "--turn-limits", "4,2", "--fast-p", "1.0",
+       "--csv", dir.value() + "/csv", "--html", dir.value() + "/report.html"});
   ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
   auto json = parse_json(result.stdout_text, "report --json");
   ASSERT_TRUE(json.ok()) << json.error().message;
@@ -37,6 +37,9 @@ TEST(ReportCli, JsonWithCustomLimitsAndCsvFiles) {
        {"correctness_rate.csv", "best_speedup.csv", "arch_instruction_correctness.csv",
         "reasoning_tokens_vs_performance.csv", "metrics.csv"})
     EXPECT_TRUE(path_exists(dir.value() + "/csv/" + name)) << name;
+  auto html = read_file(dir.value() + "/report.html", 1 << 20);
+  ASSERT_TRUE(html.ok()) << html.error().message;
+  EXPECT_NE(html.value().find("<path class=\"band\""), std::string::npos);
   remove_tree(dir.value());
 }
 
