@@ -42,18 +42,18 @@ if [[ "${PTXB_SKIP_INSTALL:-0}" != 1 ]]; then
   fi
 fi
 
-# GPU tests are built only where a GPU can run them (see CMakeLists.txt); override with
-# PTXB_BUILD_GPU_TESTS=ON|OFF.
-if [[ -z "${PTXB_BUILD_GPU_TESTS:-}" ]]; then
-  if [[ -e /dev/nvidia0 ]] || command -v nvidia-smi >/dev/null 2>&1; then
-    PTXB_BUILD_GPU_TESTS=ON
-  else
-    PTXB_BUILD_GPU_TESTS=OFF
-  fi
-fi
+# GPU code (src/gpu, the runner, the supervisor, the reference library) and the GPU tests are
+# built only where a GPU can run them: on a GPU-less machine `ptxbench eval` compiles and
+# analyses, then reports the GPU stages as skipped, and a CI run stays under 15 minutes
+# (the nvcc and cuDNN-frontend builds cost about 5 of them on 2 cores). scripts/gpu_check.sh
+# builds and tests all of it on the H200. Override with PTXB_WITH_CUDA / PTXB_BUILD_GPU_TESTS.
+if [[ -e /dev/nvidia0 ]] || command -v nvidia-smi >/dev/null 2>&1; then HAVE_GPU=ON; else HAVE_GPU=OFF; fi
+PTXB_WITH_CUDA=${PTXB_WITH_CUDA:-$HAVE_GPU}
+PTXB_BUILD_GPU_TESTS=${PTXB_BUILD_GPU_TESTS:-$HAVE_GPU}
+if [[ $HAVE_GPU == OFF ]]; then echo "setup: no GPU here: building without the GPU code (PTXB_WITH_CUDA=OFF)"; fi
 # Release (no -g) by default: debug info costs about a third of a clean build's time on a
 # 2-core CI machine; PTXB_BUILD_TYPE=RelWithDebInfo for debugging.
 cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE="${PTXB_BUILD_TYPE:-Release}" \
-  -DPTXB_BUILD_GPU_TESTS="$PTXB_BUILD_GPU_TESTS" >/dev/null
+  -DPTXB_WITH_CUDA="$PTXB_WITH_CUDA" -DPTXB_BUILD_GPU_TESTS="$PTXB_BUILD_GPU_TESTS" >/dev/null
 cmake --build "$ROOT/build" --parallel "$(nproc)"
 echo "setup: built $ROOT/build/ptxbench"
