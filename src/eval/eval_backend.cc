@@ -47,20 +47,23 @@ Json DeviceFacts::to_json() const {
               {"sm_clock_mhz", sm_clock_mhz}};
 }
 
+std::vector<std::string> reference_environment(const std::string& selector,
+                                               const std::string& signature) {
+  std::vector<std::string> env;
+  for (const auto& entry : current_environment())
+    if (!starts_with(entry, "PTXBENCH_REFERENCE")) env.push_back(entry);
+  env.push_back("PTXBENCH_REFERENCE=" + selector);
+  env.push_back("PTXBENCH_REFERENCE_SIGNATURE=" + signature);
+  return env;
+}
+
 Result<std::unique_ptr<RunnerSession>> ProcessRunnerLauncher::spawn(
     RunnerRole role, const std::string& reference_selector, const std::string& signature) {
   RunnerLaunchSpec spec;
   spec.runner_path = runner_path_;
-  if (role == RunnerRole::kReference) {
-    // The reference library reads its backend and ABI from the environment: the runner's
-    // protocol stays the same for candidates and references.
-    std::vector<std::string> env;
-    for (const auto& entry : current_environment())
-      if (!starts_with(entry, "PTXBENCH_REFERENCE")) env.push_back(entry);
-    env.push_back("PTXBENCH_REFERENCE=" + reference_selector);
-    env.push_back("PTXBENCH_REFERENCE_SIGNATURE=" + signature);
-    spec.env = env;
-  }
+  // The reference library reads its backend and ABI from the environment: the runner's
+  // protocol stays the same for candidates and references.
+  if (role == RunnerRole::kReference) spec.env = reference_environment(reference_selector, signature);
   PTXB_ASSIGN_OR_RETURN(std::unique_ptr<RunnerClient> client, RunnerClient::spawn(spec));
   return std::unique_ptr<RunnerSession>(new ClientRunnerSession(std::move(client)));
 }

@@ -101,6 +101,12 @@ class RunnerLauncher {
                                                        const std::string& signature) = 0;
 };
 
+// Our environment plus PTXBENCH_REFERENCE / PTXBENCH_REFERENCE_SIGNATURE: how a process that
+// loads libptxbench_reference.so (a reference runner, or a profiler run in A/A mode) learns
+// which backend and ABI to present.
+std::vector<std::string> reference_environment(const std::string& selector,
+                                               const std::string& signature);
+
 // RunnerSession over a real RunnerClient.
 class ClientRunnerSession final : public RunnerSession {
  public:

@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "core/version.h"
 #include "env/gpu_probe.h"
+#include "env/tool_probe.h"
 
 namespace ptxb {
 namespace {
@@ -21,9 +22,10 @@ std::string executable_dir() {
   return path.substr(0, path.rfind('/'));
 }
 
+// PATH first, then the folders `ptxbench env` searches (CUDA toolkit, Nsight Compute installs).
 std::string find_tool(const std::string& name) {
   if (auto found = find_executable(name)) return *found;
-  for (const std::string dir : {std::string(PTXB_CUDA_ROOT) + "/bin", std::string("/usr/local/cuda/bin")})
+  for (const auto& dir : default_tool_dirs())
     if (auto found = find_executable(dir + "/" + name)) return *found;
   return "";
 }

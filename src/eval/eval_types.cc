@@ -391,22 +391,4 @@ std::uint64_t derive_set_seed(std::uint64_t base_seed, const std::string& task, 
   return std::stoull(digest.substr(0, 15), nullptr, 16);
 }
 
-int status_severity(PtxbStatus status) {
-  switch (status) {
-    case PtxbStatus::kInfraError: return 0;
-    case PtxbStatus::kCompileError: return 1;
-    case PtxbStatus::kForbidden: return 2;
-    case PtxbStatus::kRewardHack: return 3;
-    case PtxbStatus::kMemoryError: return 4;
-    case PtxbStatus::kTimeout: return 5;
-    case PtxbStatus::kRuntimeError: return 6;
-    case PtxbStatus::kInvalidReference: return 7;
-    case PtxbStatus::kIncorrectShape: return 8;
-    case PtxbStatus::kIncorrectDtype: return 9;
-    case PtxbStatus::kIncorrectNumerical: return 10;
-    case PtxbStatus::kPassed: return 11;
-  }
-  return 0;
-}
-
 }  // namespace ptxb

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "analysis/ncu_source.h"
 #include "core/result.h"
 #include "eval/timing_stats.h"
 #include "trace/trace.h"
@@ -101,14 +102,15 @@ struct WorkloadEval {
 };
 
 // DESIGN §3.6 verdicts.
-inline constexpr const char* kInstNotRun = "not_run";
-inline constexpr const char* kInstStaticAbsent = "static_absent";
-inline constexpr const char* kInstDynamicNotExecuted = "dynamic_not_executed";
-inline constexpr const char* kInstDynamicPresent = "dynamic_present";
-inline constexpr const char* kInstUnknown = "unknown";
+// The three dynamic ones are the ncu analysis's own (analysis/ncu_source.h).
+inline constexpr std::string_view kInstNotRun = "not_run";
+inline constexpr std::string_view kInstStaticAbsent = "static_absent";
+inline constexpr std::string_view kInstDynamicNotExecuted = kDynamicNotExecuted;
+inline constexpr std::string_view kInstDynamicPresent = kDynamicPresent;
+inline constexpr std::string_view kInstUnknown = kDynamicUnknown;
 
 struct TargetInstructionCheck {
-  std::string verdict = kInstNotRun;
+  std::string verdict = std::string(kInstNotRun);
   std::string reason;        // for not_run / unknown: why
   Json static_counts = Json::object();   // family -> SASS lines
   Json dynamic = nullptr;    // the ncu-derived object (analysis/ncu_source.h) or null
@@ -161,8 +163,5 @@ struct SupervisorJob {
 
 // Seed of correctness set `index` for a task: a pure function, recorded in the trace.
 std::uint64_t derive_set_seed(std::uint64_t base_seed, const std::string& task, int index);
-
-// Ordering of failure statuses when several stages fail: the first listed wins.
-int status_severity(PtxbStatus status);
 
 }  // namespace ptxb

@@ -217,9 +217,7 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
   std::optional<std::vector<std::string>> profile_env;
   if (library_as_candidate) {
     self_contained["warmup_calls"] = 1;
-    profile_env = current_environment();
-    profile_env->push_back("PTXBENCH_REFERENCE=" + reference_selector(task));
-    profile_env->push_back("PTXBENCH_REFERENCE_SIGNATURE=" + signature);
+    profile_env = reference_environment(reference_selector(task), signature);
   }
   if (auto written = write_file_atomic(params_path, self_contained.dump()); !written.ok())
     return finish(PtxbStatus::kInfraError, "scratch", written.error().message);

@@ -43,7 +43,7 @@ Result<TrajectoryKey> parse_key(const Json& json) {
 }
 
 bool known_verdict(const std::string& verdict) {
-  for (const char* known :
+  for (std::string_view known :
        {kInstNotRun, kInstStaticAbsent, kInstDynamicNotExecuted, kInstDynamicPresent, kInstUnknown})
     if (verdict == known) return true;
   return false;

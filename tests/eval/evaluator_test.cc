@@ -24,6 +24,16 @@ std::string testdata(const std::string& path) {
   return text.ok() ? *text : "";
 }
 
+// A passing comparison of the GEMM's output C, which tests then spoil field by field.
+OutputCheck passing_check(int set, int trial) {
+  OutputCheck c;
+  c.output = "C";
+  c.set = set;
+  c.trial = trial;
+  c.num_elements = 100;
+  return c;
+}
+
 struct FakeDevice final : EvalDevice {
   int calls_seen = 0;  // bumped by the fake runner: lets checks depend on the call history
   bool modify_inputs = false;
@@ -62,12 +72,7 @@ struct FakeDevice final : EvalDevice {
   }
   Result<std::vector<OutputCheck>> check(int set, int trial) override {
     if (check_fn) return check_fn(set, trial);
-    OutputCheck c;
-    c.output = "C";
-    c.trial = trial;
-    c.set = set;
-    c.num_elements = 100;
-    return std::vector<OutputCheck>{c};
+    return std::vector<OutputCheck>{passing_check(set, trial)};
   }
   Status observe_unwritten(int, int) override { return ok_status(); }
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int) override {
@@ -250,11 +255,7 @@ TEST_F(EvaluatorTest, BackwardTasksDefaultToOneTrial) {
 
 TEST_F(EvaluatorTest, NumericalMismatchNamesTheFirstFailingElement) {
   device_.check_fn = [](int set, int trial) {
-    OutputCheck c;
-    c.output = "C";
-    c.set = set;
-    c.trial = trial;
-    c.num_elements = 100;
+    OutputCheck c = passing_check(set, trial);
     c.num_failing = 7;
     c.first_failing_index = 42;
     c.first_failing_candidate = 1.5;
@@ -273,11 +274,7 @@ TEST_F(EvaluatorTest, NumericalMismatchNamesTheFirstFailingElement) {
 
 TEST_F(EvaluatorTest, NanOutputIsNonfinite) {
   device_.check_fn = [](int set, int trial) {
-    OutputCheck c;
-    c.output = "C";
-    c.set = set;
-    c.trial = trial;
-    c.num_elements = 100;
+    OutputCheck c = passing_check(set, trial);
     c.num_failing = 1;
     c.num_nonfinite_candidate = 1;
     return std::vector<OutputCheck>{c};
@@ -287,11 +284,7 @@ TEST_F(EvaluatorTest, NanOutputIsNonfinite) {
 
 TEST_F(EvaluatorTest, NanValuesSurviveTheJsonRoundTrip) {
   device_.check_fn = [](int set, int trial) {
-    OutputCheck c;
-    c.output = "C";
-    c.set = set;
-    c.trial = trial;
-    c.num_elements = 100;
+    OutputCheck c = passing_check(set, trial);
     c.num_failing = 1;
     c.num_nonfinite_candidate = 1;
     c.first_failing_index = 0;
@@ -310,11 +303,7 @@ TEST_F(EvaluatorTest, NanValuesSurviveTheJsonRoundTrip) {
 
 TEST_F(EvaluatorTest, NonfiniteReferenceIsInvalidReference) {
   device_.check_fn = [](int set, int trial) {
-    OutputCheck c;
-    c.output = "C";
-    c.set = set;
-    c.trial = trial;
-    c.num_elements = 100;
+    OutputCheck c = passing_check(set, trial);
     c.num_failing = 1;
     c.num_nonfinite_reference = 1;
     return std::vector<OutputCheck>{c};
@@ -333,11 +322,7 @@ TEST_F(EvaluatorTest, UnwrittenElementsFail) {
 TEST_F(EvaluatorTest, PoisonedMismatchIsConfirmedAsUnwritten) {
   device_.unwritten_count = 7168;  // one row of C
   device_.check_fn = [](int set, int trial) {
-    OutputCheck c;
-    c.output = "C";
-    c.set = set;
-    c.trial = trial;
-    c.num_elements = 100;
+    OutputCheck c = passing_check(set, trial);
     c.num_failing = 7168;
     c.num_nonfinite_candidate = 7168;
     c.num_equal_poison = 7168;
@@ -472,11 +457,7 @@ TEST_F(EvaluatorTest, DeviceTimeLongerThanTheBracketIsRewardHack) {
 
 TEST_F(EvaluatorTest, WrongOutputAfterFreshInputsIsStaleOutput) {
   device_.check_fn = [](int set, int trial) {
-    OutputCheck c;
-    c.output = "C";
-    c.set = set;
-    c.trial = trial;
-    c.num_elements = 100;
+    OutputCheck c = passing_check(set, trial);
     if (trial >= 10) c.num_failing = 100;  // refresh trials start at 10
     return std::vector<OutputCheck>{c};
   };
