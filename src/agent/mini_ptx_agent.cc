@@ -83,7 +83,10 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
                 {"turns_done", state.turns_done},
                 {"turns_planned", config_.turns},
                 {"end_detail", detail},
-                {"tokens", state.tokens.to_json()},
+                {"tokens",
+                 {{"prompt", state.tokens.prompt},
+                  {"completion", state.tokens.completion},
+                  {"reasoning", state.tokens.reasoning}}},
                 {"updated", iso_utc_now()}}}};
     return Json{{"info", info}, {"messages", state.messages}, {"trajectory_format", kTrajectoryFormat}};
   };
