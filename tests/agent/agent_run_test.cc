@@ -387,7 +387,7 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   ASSERT_TRUE(first.ok()) << first.error().message;
   const ExtractedKernel extracted = extract_kernel(first->content);
   ASSERT_TRUE(extracted.found) << extracted.no_code_reason;
-  auto file = read_file(default_replay_dir() + "/examples/mha_bwd_d128_naive.cu", 1 << 20);
+  auto file = read_file(default_replay_dir() + "/mha_bwd_d128/rung1_tma_wgmma.cu", 1 << 20);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(extracted.source, file.value());
   EXPECT_NE(first->content.find("Turn 1 (replay)"), std::string::npos);
