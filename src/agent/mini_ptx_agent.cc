@@ -189,6 +189,11 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
       request.source_name = "kernel.cu";
       request.source = extracted.source;
       request.options = config_.eval;
+      // Fresh inputs every turn (a model must not tune to one input set across turns), yet
+      // reproducible: the seed follows from the base seed, the stable trajectory id and the
+      // turn, so a resumed turn sees the same inputs as its cut-off attempt.
+      request.options.seed =
+          derive_set_seed(config_.eval.seed, fmt::format("{}#{}", plan.id, turn), 0);
       request_json = request.to_json();
       request_json.erase("source");
       request_json["source_file"] = fmt::format("turn{}.cu", turn);
