@@ -29,7 +29,9 @@ std::vector<Rung> rungs() {
           {root + "mha_with_lse_d128_causal/rung1_tma_wgmma.cu", "mha_with_lse_d128_causal", 0.82},
           {root + "mha_with_lse_d128/rung2_warp_specialized.cu", "mha_with_lse_d128", 0.91},
           {root + "mha_with_lse_d128_causal/rung2_warp_specialized.cu", "mha_with_lse_d128_causal",
-           0.92}};
+           0.92},
+          {root + "mha_bwd_d128/rung1_tma_wgmma.cu", "mha_bwd_d128", 0.73},
+          {root + "mha_bwd_d128_causal/rung1_tma_wgmma.cu", "mha_bwd_d128_causal", 0.80}};
 }
 
 TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {
