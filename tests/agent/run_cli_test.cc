@@ -236,7 +236,7 @@ TEST_F(RunCli, NoApiKeyInAnyFileEvenWhenTheServerEchoesIt) {
 TEST_F(RunCli, ReplayRunsTheWholePipelineAndResumesFromItsDirectoryAlone) {
   const std::string out = tmp_ + "/replay";
   ProcessSpec spec;
-  spec.argv = {PTXB_CLI_PATH, "run", "--model", "replay", "--task", "mha_bwd_d128", "--variants",
+  spec.argv = {PTXB_CLI_PATH, "run", "--model", "replay", "--task", "gemm_n7168_k5120", "--variants",
                "base", "--trajectories", "1", "--turns", "2", "--out", out};
   spec.timeout = std::chrono::milliseconds(600000);
   auto ran = SystemProcessRunner().run(spec);
@@ -253,18 +253,18 @@ TEST_F(RunCli, ReplayRunsTheWholePipelineAndResumesFromItsDirectoryAlone) {
     if (ran->exit_code == 3) {
       EXPECT_EQ(r.status_name(), "INFRA_ERROR");
       EXPECT_EQ(r.reason, "gpu_skipped");
-      // The wgmma rung 1 has target instructions in its SASS; without a GPU they are not run.
+      // The GEMM rungs have target instructions in their SASS; without a GPU they are not run.
       EXPECT_EQ(r.target_instructions, "not_run");
     }
   }
   if (ran->exit_code == 3) {
     EXPECT_NE(ran->stderr_text.find("GPU stages were skipped"), std::string::npos);
-    auto turn1 = read_json_file(out + "/turns/replay__mha_bwd_d128__base__t0/turn1.json");
+    auto turn1 = read_json_file(out + "/turns/replay__gemm_n7168_k5120__base__t0/turn1.json");
     ASSERT_TRUE(turn1.ok());
     EXPECT_EQ(turn1.value()["eval"]["compile"]["status"], "OK");
     EXPECT_EQ(turn1.value()["eval"]["gpu_skipped"], true);
   }
-  EXPECT_NE(ran->stdout_text.find("mha_bwd_d128"), std::string::npos) << ran->stdout_text;
+  EXPECT_NE(ran->stdout_text.find("gemm_n7168_k5120"), std::string::npos) << ran->stdout_text;
 
   // `--out DIR` alone resumes (here: finds nothing left) from the saved plan.
   ProcessResult again = testing::run_cli({"run", "--out", out});
@@ -273,7 +273,7 @@ TEST_F(RunCli, ReplayRunsTheWholePipelineAndResumesFromItsDirectoryAlone) {
 
   ProcessResult report = testing::run_cli({"report", out});
   EXPECT_EQ(report.exit_code, 0) << report.stderr_text;
-  EXPECT_NE(report.stdout_text.find("mha_bwd_d128_S4096"), std::string::npos);
+  EXPECT_NE(report.stdout_text.find("gemm_n7168_k5120_M8192"), std::string::npos);
 }
 
 }  // namespace
