@@ -347,6 +347,9 @@ std::optional<std::string> symbol_denial(const std::string& raw_name) {
       "strtol", "strtoll", "strtoul", "strtoull", "strtod", "strtof", "atoi", "atol", "atof",
       "qsort", "bsearch", "rand", "srand", "clock", "time", "clock_gettime", "gettimeofday",
       "getenv",
+      // sleeping and yielding (std::this_thread::sleep_for/yield inline these): harmless, the
+      // host timeline is not what is timed
+      "nanosleep", "clock_nanosleep", "sched_yield",
       // threads (std::mutex, std::call_once, static initialisation)
       "pthread_once", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_key_create",
       "pthread_getspecific", "pthread_setspecific",
