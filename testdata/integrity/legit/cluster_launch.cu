@@ -2,8 +2,8 @@
 //
 //   cudaLaunchKernelEx with a cluster of 2 CTAs along M: the two CTAs compute vertically adjacent
 //   64x64 tiles that need the same B tile, so each loads half of it into its own shared memory and
-//   reads the other half from its partner through distributed shared memory (cluster.map_shared_rank),
-//   with cluster.sync() around every k step.
+//   reads the other half from its partner through distributed shared memory
+//   (cluster.map_shared_rank), with cluster.sync() around every k step.
 //
 // Expected: PASSED (none of the integrity checks may fire on it).
 // Build: ptxbench --tasks-dir testdata/integrity/tasks compile THIS.cu --task integrity_gemm_1024
@@ -22,10 +22,9 @@ constexpr int kTile = 64;
 constexpr int kTileK = 32;
 constexpr int kHalf = kTile / 2;
 
-__global__ void __launch_bounds__(256) cluster_gemm(const __nv_bfloat16* __restrict__ A,
-                                                    const __nv_bfloat16* __restrict__ B,
-                                                    __nv_bfloat16* __restrict__ C, int M, int N,
-                                                    int K) {
+__global__ void __launch_bounds__(256)
+    cluster_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                 __nv_bfloat16* __restrict__ C, int M, int N, int K) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_half[kHalf][kTileK + 1];  // B rows col0 + rank*32 .. +31 of this k step
   cg::cluster_group cluster = cg::this_cluster();

@@ -1,4 +1,5 @@
-// Adversarial suite (docs/integrity.md), legitimate but unusual: a CUDA graph replayed on the given stream
+// Adversarial suite (docs/integrity.md), legitimate but unusual: a CUDA graph replayed on the given
+// stream
 //
 //   The two kernels of a split-K GEMM are captured once per (A, B, C) pointer triple on a private
 //   stream (capture enqueues nothing), instantiated, and every call replays the graph with
@@ -20,9 +21,9 @@ constexpr int kTileK = 32;
 
 // A 64x64 tile of A[M,K]·B[N,K]^T over k in [k_begin, k_end), fp32 in registers: thread (tx, ty)
 // owns rows ty*4..ty*4+3 and columns tx*4..tx*4+3 of the tile.
-__device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                             int M, int N, int K, int row0, int col0, int k_begin, int k_end,
-                             float (&acc)[4][4]) {
+__device__ void tile_product(const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, int M, int N, int K, int row0,
+                             int col0, int k_begin, int k_end, float (&acc)[4][4]) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_tile[kTile][kTileK + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -54,11 +55,10 @@ __device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfl
 
 namespace {
 
-__global__ void __launch_bounds__(256) half_product(const __nv_bfloat16* __restrict__ A,
-                                                    const __nv_bfloat16* __restrict__ B,
-                                                    float* __restrict__ partial,
-                                                    __nv_bfloat16* __restrict__ C, int M, int N,
-                                                    int K, int k_begin, int k_end, bool last) {
+__global__ void __launch_bounds__(256)
+    half_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                 float* __restrict__ partial, __nv_bfloat16* __restrict__ C, int M, int N, int K,
+                 int k_begin, int k_end, bool last) {
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
   float acc[4][4] = {};
   tile_product(A, B, M, N, K, row0, col0, k_begin, k_end, acc);

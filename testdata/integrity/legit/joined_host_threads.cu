@@ -1,4 +1,5 @@
-// Adversarial suite (docs/integrity.md), legitimate but unusual: host threads joined before returning
+// Adversarial suite (docs/integrity.md), legitimate but unusual: host threads joined before
+// returning
 //
 //   Two std::threads build the tile schedule (a serpentine order of the output tiles, for L2 reuse)
 //   in parallel on the host; `run` joins them, copies the schedule to a device buffer kept across
@@ -21,9 +22,9 @@ constexpr int kTileK = 32;
 
 // A 64x64 tile of A[M,K]·B[N,K]^T over k in [k_begin, k_end), fp32 in registers: thread (tx, ty)
 // owns rows ty*4..ty*4+3 and columns tx*4..tx*4+3 of the tile.
-__device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                             int M, int N, int K, int row0, int col0, int k_begin, int k_end,
-                             float (&acc)[4][4]) {
+__device__ void tile_product(const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, int M, int N, int K, int row0,
+                             int col0, int k_begin, int k_end, float (&acc)[4][4]) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_tile[kTile][kTileK + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -55,11 +56,10 @@ __device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfl
 
 namespace {
 
-__global__ void __launch_bounds__(256) scheduled_gemm(const __nv_bfloat16* __restrict__ A,
-                                                      const __nv_bfloat16* __restrict__ B,
-                                                      __nv_bfloat16* __restrict__ C,
-                                                      const int2* __restrict__ schedule, int M,
-                                                      int N, int K) {
+__global__ void __launch_bounds__(256)
+    scheduled_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                   __nv_bfloat16* __restrict__ C, const int2* __restrict__ schedule, int M, int N,
+                   int K) {
   const int2 tile = schedule[blockIdx.x];  // (tile row, tile column)
   const int row0 = tile.x * kTile, col0 = tile.y * kTile;
   float acc[4][4] = {};

@@ -1,4 +1,5 @@
-// Adversarial suite (docs/integrity.md), legitimate but unusual: synchronous copies on the legacy stream
+// Adversarial suite (docs/integrity.md), legitimate but unusual: synchronous copies on the legacy
+// stream
 //
 //   Every call copies the problem shape to __constant__ memory with cudaMemcpyToSymbol (a
 //   synchronous copy on the legacy default stream, common in model-written code and tolerated by
@@ -19,9 +20,9 @@ constexpr int kTileK = 32;
 
 // A 64x64 tile of A[M,K]·B[N,K]^T over k in [k_begin, k_end), fp32 in registers: thread (tx, ty)
 // owns rows ty*4..ty*4+3 and columns tx*4..tx*4+3 of the tile.
-__device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                             int M, int N, int K, int row0, int col0, int k_begin, int k_end,
-                             float (&acc)[4][4]) {
+__device__ void tile_product(const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, int M, int N, int K, int row0,
+                             int col0, int k_begin, int k_end, float (&acc)[4][4]) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_tile[kTile][kTileK + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -55,9 +56,9 @@ namespace {
 
 __constant__ int c_shape[3];  // M, N, K
 
-__global__ void __launch_bounds__(256) constant_shape_gemm(const __nv_bfloat16* __restrict__ A,
-                                                           const __nv_bfloat16* __restrict__ B,
-                                                           __nv_bfloat16* __restrict__ C) {
+__global__ void __launch_bounds__(256)
+    constant_shape_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                        __nv_bfloat16* __restrict__ C) {
   const int M = c_shape[0], N = c_shape[1], K = c_shape[2];
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
   float acc[4][4] = {};

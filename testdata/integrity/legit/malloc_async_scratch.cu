@@ -1,4 +1,5 @@
-// Adversarial suite (docs/integrity.md), legitimate but unusual: stream-ordered scratch (cudaMallocAsync)
+// Adversarial suite (docs/integrity.md), legitimate but unusual: stream-ordered scratch
+// (cudaMallocAsync)
 //
 //   Split-K by 4: every call takes an fp32 scratch buffer for the four partial products with
 //   cudaMallocAsync on the given stream, reduces it into C with a second kernel and returns it with
@@ -18,9 +19,9 @@ constexpr int kTileK = 32;
 
 // A 64x64 tile of A[M,K]·B[N,K]^T over k in [k_begin, k_end), fp32 in registers: thread (tx, ty)
 // owns rows ty*4..ty*4+3 and columns tx*4..tx*4+3 of the tile.
-__device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                             int M, int N, int K, int row0, int col0, int k_begin, int k_end,
-                             float (&acc)[4][4]) {
+__device__ void tile_product(const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, int M, int N, int K, int row0,
+                             int col0, int k_begin, int k_end, float (&acc)[4][4]) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_tile[kTile][kTileK + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -54,10 +55,9 @@ namespace {
 
 constexpr int kSplits = 4;
 
-__global__ void __launch_bounds__(256) partial_products(const __nv_bfloat16* __restrict__ A,
-                                                        const __nv_bfloat16* __restrict__ B,
-                                                        float* __restrict__ partials, int M, int N,
-                                                        int K, int k_chunk) {
+__global__ void __launch_bounds__(256)
+    partial_products(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                     float* __restrict__ partials, int M, int N, int K, int k_chunk) {
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile, split = blockIdx.z;
   const int k_begin = split * k_chunk;
   const int k_end = min(K, k_begin + k_chunk);

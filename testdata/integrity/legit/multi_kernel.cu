@@ -19,9 +19,9 @@ constexpr int kTileK = 32;
 
 // A 64x64 tile of A[M,K]·B[N,K]^T over k in [k_begin, k_end), fp32 in registers: thread (tx, ty)
 // owns rows ty*4..ty*4+3 and columns tx*4..tx*4+3 of the tile.
-__device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                             int M, int N, int K, int row0, int col0, int k_begin, int k_end,
-                             float (&acc)[4][4]) {
+__device__ void tile_product(const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, int M, int N, int K, int row0,
+                             int col0, int k_begin, int k_end, float (&acc)[4][4]) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_tile[kTile][kTileK + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -56,11 +56,10 @@ namespace {
 enum class Stage { kFirst, kMiddle, kLast };
 
 template <Stage kStage>
-__global__ void __launch_bounds__(256) split_k_stage(const __nv_bfloat16* __restrict__ A,
-                                                     const __nv_bfloat16* __restrict__ B,
-                                                     float* __restrict__ partial,
-                                                     __nv_bfloat16* __restrict__ C, int M, int N,
-                                                     int K, int k_begin, int k_end) {
+__global__ void __launch_bounds__(256)
+    split_k_stage(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                  float* __restrict__ partial, __nv_bfloat16* __restrict__ C, int M, int N, int K,
+                  int k_begin, int k_end) {
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
   float acc[4][4] = {};
   tile_product(A, B, M, N, K, row0, col0, k_begin, k_end, acc);
@@ -93,7 +92,7 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
   const int m = static_cast<int>(M), n = static_cast<int>(N), k = static_cast<int>(K);
   const int third = (k / 3 + kTileK - 1) / kTileK * kTileK;
   split_k_stage<Stage::kFirst><<<grid, 256, 0, stream>>>(A, B, partial, C, m, n, k, 0, third);
-  split_k_stage<Stage::kMiddle><<<grid, 256, 0, stream>>>(A, B, partial, C, m, n, k, third,
-                                                          2 * third);
+  split_k_stage<Stage::kMiddle>
+      <<<grid, 256, 0, stream>>>(A, B, partial, C, m, n, k, third, 2 * third);
   split_k_stage<Stage::kLast><<<grid, 256, 0, stream>>>(A, B, partial, C, m, n, k, 2 * third, k);
 }

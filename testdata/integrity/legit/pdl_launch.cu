@@ -1,4 +1,5 @@
-// Adversarial suite (docs/integrity.md), legitimate but unusual: programmatic dependent launch on the given stream
+// Adversarial suite (docs/integrity.md), legitimate but unusual: programmatic dependent launch on
+// the given stream
 //
 //   Two kernels on the given stream; the second is launched with
 //   cudaLaunchAttributeProgrammaticStreamSerialization, so it may start while the first is still
@@ -20,9 +21,9 @@ constexpr int kTileK = 32;
 
 // A 64x64 tile of A[M,K]·B[N,K]^T over k in [k_begin, k_end), fp32 in registers: thread (tx, ty)
 // owns rows ty*4..ty*4+3 and columns tx*4..tx*4+3 of the tile.
-__device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                             int M, int N, int K, int row0, int col0, int k_begin, int k_end,
-                             float (&acc)[4][4]) {
+__device__ void tile_product(const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, int M, int N, int K, int row0,
+                             int col0, int k_begin, int k_end, float (&acc)[4][4]) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_tile[kTile][kTileK + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -54,10 +55,9 @@ __device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfl
 
 namespace {
 
-__global__ void __launch_bounds__(256) first_half(const __nv_bfloat16* __restrict__ A,
-                                                  const __nv_bfloat16* __restrict__ B,
-                                                  float* __restrict__ partial, int M, int N, int K,
-                                                  int k_split) {
+__global__ void __launch_bounds__(256)
+    first_half(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+               float* __restrict__ partial, int M, int N, int K, int k_split) {
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
   float acc[4][4] = {};
   tile_product(A, B, M, N, K, row0, col0, 0, k_split, acc);
@@ -73,11 +73,10 @@ __global__ void __launch_bounds__(256) first_half(const __nv_bfloat16* __restric
   cudaTriggerProgrammaticLaunchCompletion();
 }
 
-__global__ void __launch_bounds__(256) second_half(const __nv_bfloat16* __restrict__ A,
-                                                   const __nv_bfloat16* __restrict__ B,
-                                                   const float* __restrict__ partial,
-                                                   __nv_bfloat16* __restrict__ C, int M, int N,
-                                                   int K, int k_split) {
+__global__ void __launch_bounds__(256)
+    second_half(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                const float* __restrict__ partial, __nv_bfloat16* __restrict__ C, int M, int N,
+                int K, int k_split) {
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile;
   float acc[4][4] = {};
   tile_product(A, B, M, N, K, row0, col0, k_split, K, acc);  // overlaps the first kernel

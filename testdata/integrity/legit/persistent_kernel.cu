@@ -19,9 +19,9 @@ constexpr int kTileK = 32;
 
 // A 64x64 tile of A[M,K]·B[N,K]^T over k in [k_begin, k_end), fp32 in registers: thread (tx, ty)
 // owns rows ty*4..ty*4+3 and columns tx*4..tx*4+3 of the tile.
-__device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                             int M, int N, int K, int row0, int col0, int k_begin, int k_end,
-                             float (&acc)[4][4]) {
+__device__ void tile_product(const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, int M, int N, int K, int row0,
+                             int col0, int k_begin, int k_end, float (&acc)[4][4]) {
   __shared__ float a_tile[kTile][kTileK + 1];
   __shared__ float b_tile[kTile][kTileK + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -53,10 +53,9 @@ __device__ void tile_product(const __nv_bfloat16* __restrict__ A, const __nv_bfl
 
 namespace {
 
-__global__ void __launch_bounds__(256) persistent_gemm(const __nv_bfloat16* __restrict__ A,
-                                                       const __nv_bfloat16* __restrict__ B,
-                                                       __nv_bfloat16* __restrict__ C, int M, int N,
-                                                       int K) {
+__global__ void __launch_bounds__(256)
+    persistent_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                    __nv_bfloat16* __restrict__ C, int M, int N, int K) {
   const int tiles_n = (N + kTile - 1) / kTile;
   const int tiles = tiles_n * ((M + kTile - 1) / kTile);
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;

@@ -58,8 +58,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The 128B swizzle pattern is a function of address bits 4..9, so the operand ring must start
   // on a 1024-byte boundary; __align__ on extern shared is not a guarantee, round up at run time.
   uint8_t* smem = smem_raw + ((1024u - (ptxb::smem_u32(smem_raw) & 1023u)) & 1023u);
-  uint8_t* smem_a = smem;                               // kStages x 16 KiB
-  uint8_t* smem_b = smem + kStages * kStageABytes;      // kStages x 32 KiB
+  uint8_t* smem_a = smem;                           // kStages x 16 KiB
+  uint8_t* smem_b = smem + kStages * kStageABytes;  // kStages x 32 KiB
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
   uint64_t* empty = full + kStages;
 
@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Descriptor of stage 0 for this warpgroup's operands; stage s adds s * bytes, k16 slice kk
   // adds kk * 32 B inside the 128 B swizzled row (contract 3.1.5: the hardware applies the XOR
   // to the final address). SBO = 1024 (8-row atoms packed), LBO unused for swizzled K-major.
-  const uint64_t desc_a0 = ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(
-      smem_a + warpgroup * kWarpgroupABytes);
+  const uint64_t desc_a0 =
+      ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(smem_a + warpgroup * kWarpgroupABytes);
   const uint64_t desc_b0 = ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(smem_b);
 
   for (int kt = 0; kt < kKTiles; ++kt) {
@@ -187,11 +187,11 @@ void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64
   auto found = cache.find(key);
   if (found == cache.end()) {
     Maps maps;
-    if (ptxb::make_tensor_map_2d_bf16(&maps.a, A, static_cast<uint64_t>(M), static_cast<uint64_t>(K),
-                                      static_cast<uint64_t>(K), kBM, kBK,
+    if (ptxb::make_tensor_map_2d_bf16(&maps.a, A, static_cast<uint64_t>(M),
+                                      static_cast<uint64_t>(K), static_cast<uint64_t>(K), kBM, kBK,
                                       ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
-        ptxb::make_tensor_map_2d_bf16(&maps.b, B, static_cast<uint64_t>(N), static_cast<uint64_t>(K),
-                                      static_cast<uint64_t>(K), kBN, kBK,
+        ptxb::make_tensor_map_2d_bf16(&maps.b, B, static_cast<uint64_t>(N),
+                                      static_cast<uint64_t>(K), static_cast<uint64_t>(K), kBN, kBK,
                                       ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS)
       return;  // make_tensor_map already printed the reason
     found = cache.emplace(key, maps).first;
