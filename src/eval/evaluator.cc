@@ -306,9 +306,11 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
 
   ReplyCheckOptions reply_checks;
   reply_checks.check_modules = !options.reference_as_candidate;
+  reply_checks.check_leftovers = !options.reference_as_candidate;
   reply_checks.cubin_functions = cubin_functions(compile);
   ReplyCheckOptions reference_reply_checks;
   reference_reply_checks.check_modules = false;
+  reference_reply_checks.check_leftovers = false;
 
   // Warm-up + samples on one side. Candidate samples also run the anti-caching refresh.
   auto time_side = [&](Side& side, bool is_candidate, milliseconds call_limit) -> SideTiming {

@@ -56,12 +56,12 @@ std::optional<Finding> reply_findings(const CallReply& reply, const ReplyCheckOp
                                    "compiled cubin (a library's kernel?)",
                                    demangle_symbol(name)));
   }
-  if (!reply.leftover_processes.empty())
+  if (options.check_leftovers && !reply.leftover_processes.empty())
     return finding(PtxbStatus::kRewardHack, reason::kLeftoverProcess,
                    fmt::format("child process(es) {} still running after run returned (all work "
                                "must be done by the call; no processes may be started)",
                                describe_tasks(reply.leftover_processes)));
-  if (!reply.leftover_threads.empty())
+  if (options.check_leftovers && !reply.leftover_threads.empty())
     return finding(PtxbStatus::kRewardHack, reason::kLeftoverThread,
                    fmt::format("thread(s) {} started by the candidate still running after run "
                                "returned (join every thread before returning)",

@@ -15,8 +15,10 @@
 namespace ptxb {
 
 struct ReplyCheckOptions {
-  // Off only in A/A mode, where the reference library sits in the candidate slot.
+  // Off for trusted code in the slot (the reference runner, A/A mode): the libraries load their
+  // own modules and may keep worker threads.
   bool check_modules = true;
+  bool check_leftovers = true;
   // SASS function names of the analysed cubin (mangled). Empty: the name check is off (no SASS).
   std::vector<std::string> cubin_functions;
 };

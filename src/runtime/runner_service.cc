@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "runner/attribution.h"
@@ -28,6 +29,17 @@ constexpr std::chrono::milliseconds kLeftoverGrace{50};
 
 void log_line(const std::string& text) {
   std::fprintf(stderr, "ptxbench-runner: %s\n", text.c_str());
+}
+
+// The runner itself always leaves with _exit, so atexit handlers run only when candidate code
+// calls exit(). Registered after the candidate's own (so it runs first), it ends the process at
+// once: the static destructors of CUDA, CUPTI and the candidate could otherwise hang or crash
+// and turn a plain "exited during the call" into a timeout or a signal.
+void exit_called_by_candidate() {
+  std::fflush(stdout);
+  std::fprintf(stderr, "ptxbench-runner: the candidate called exit() during a call\n");
+  std::fflush(stderr);
+  ::_exit(kRunnerExitCandidateExit);
 }
 
 CudaErrorInfo error_info(cudaError_t status, const char* where) {
@@ -101,6 +113,7 @@ Result<Json> RunnerService::handle_load(const Json& request) {
     track_candidate_threads(threads_before);
     PTXB_RETURN_IF_ERROR(loaded);
   }
+  std::atexit(exit_called_by_candidate);
   LoadReply reply;
   reply.abi_signature = candidate_.signature();
   reply.modules = ModuleWatch::instance().take_new();

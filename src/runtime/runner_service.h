@@ -27,6 +27,7 @@ inline constexpr int kRunnerExitUsage = 1;          // bad command line
 inline constexpr int kRunnerExitMalformed = 2;      // malformed/oversize/truncated message
 inline constexpr int kRunnerExitChannelClosed = 3;  // supervisor went away without `shutdown`
 inline constexpr int kRunnerExitInitFailed = 4;     // CUDA/CUPTI set-up failed (after replying)
+inline constexpr int kRunnerExitCandidateExit = 5;  // the candidate called exit() (atexit guard)
 
 class RunnerService {
  public:

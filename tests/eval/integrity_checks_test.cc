@@ -40,6 +40,15 @@ TEST(ReplyFindings, LeftoverThreadIsNamedBeforeTheWorkItMayHaveLaunched) {
   EXPECT_EQ(reply_findings(reply, {})->reason, reason::kOutOfWindow);
 }
 
+TEST(ReplyFindings, TrustedLibrariesMayKeepWorkerThreads) {
+  CallReply reply;
+  reply.leftover_threads.push_back(LeftoverTask{12, "cudnn-worker"});
+  ReplyCheckOptions reference;
+  reference.check_modules = false;
+  reference.check_leftovers = false;
+  EXPECT_FALSE(reply_findings(reply, reference).has_value());
+}
+
 TEST(ReplyFindings, LeftoverProcessComesBeforeLeftoverThread) {
   CallReply reply;
   reply.leftover_threads.push_back(LeftoverTask{12, "t"});
