@@ -101,11 +101,29 @@ struct Observed {
   std::string describe() const { return reason.empty() ? status : status + " " + reason; }
 };
 
+// The message plus the evidence of every forbidden finding of a compile result: the message
+// names only the first finding, and the order of undefined symbols is the linker's.
+inline std::string compile_evidence(const Json& compile) {
+  std::string text;
+  if (!compile.is_object()) return text;
+  for (const auto& finding : compile.value("forbidden", Json::array()))
+    text += "\n" + finding.value("evidence", "");
+  return text;
+}
+
+inline Observed observe_compile(const Json& compile) {
+  Observed o;
+  o.status = compile.value("status", "");
+  o.reason = compile.value("reason", "");
+  o.message = compile.value("message", "") + compile_evidence(compile);
+  return o;
+}
+
 inline Observed observe_eval(const Json& result) {
   Observed o;
   o.status = result.value("status", "");
   o.reason = result.value("reason", "");
-  o.message = result.value("message", "");
+  o.message = result.value("message", "") + compile_evidence(result.value("compile", Json()));
   const Json workloads = result.value("workloads", Json::array());
   if (!workloads.empty()) o.flags = workloads[0].value("flags", std::vector<std::string>{});
   return o;
