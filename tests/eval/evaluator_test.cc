@@ -116,16 +116,17 @@ struct FakeSession final : RunnerSession {
   Result<BindReply> bind(const BindRequest&, milliseconds) override { return BindReply{}; }
   Result<CallReply> call(const CallRequest& request, milliseconds, CallBracket* bracket) override {
     if (sets_log) sets_log->push_back(request.set);
-    CallReply reply;
-    reply.has_window = true;
-    reply.device_ns = device_ns;
+    std::uint64_t ns = device_ns;
     if (device && device->fresh_pending) {
       device->fresh_pending = false;
-      if (fresh_device_ns > 0) reply.device_ns = fresh_device_ns;
+      if (fresh_device_ns > 0) ns = fresh_device_ns;
     }
+    CallReply reply;
+    reply.has_window = true;
+    reply.device_ns = ns;
     reply.kernel_count = 1;
     reply.sm_clock_mhz = 1980;
-    if (bracket) bracket->round_trip_ns = reply.device_ns + 50'000;
+    if (bracket) bracket->round_trip_ns = ns + 50'000;  // a script may still change device_ns
     if (device) ++device->calls_seen;
     const int index = calls++;
     if (on_call) return on_call(index, reply);
