@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compile/forbidden.h"
+#include "core/strings.h"
 #include "eval/integrity_reasons.h"
 #include "eval/timing_stats.h"
 
@@ -84,12 +85,24 @@ std::optional<Finding> reply_findings(const CallReply& reply, const ReplyCheckOp
   return std::nullopt;
 }
 
+std::string kernel_identifier(const std::string& name) {
+  std::string text = replace_all(demangle_symbol(name), "(anonymous namespace)::", "");
+  text = text.substr(0, text.find('('));
+  text = text.substr(0, text.find('<'));
+  if (const auto space = text.rfind(' '); space != std::string::npos) text = text.substr(space + 1);
+  if (const auto colon = text.rfind("::"); colon != std::string::npos) text = text.substr(colon + 2);
+  return text;
+}
+
 bool kernel_in_cubin(const std::string& kernel, const std::vector<std::string>& cubin_functions) {
   if (std::find(cubin_functions.begin(), cubin_functions.end(), kernel) != cubin_functions.end())
     return true;
   const std::string demangled = demangle_symbol(kernel);
-  for (const auto& function : cubin_functions)
+  const std::string identifier = kernel_identifier(kernel);
+  for (const auto& function : cubin_functions) {
     if (demangle_symbol(function) == demangled) return true;
+    if (!identifier.empty() && kernel_identifier(function) == identifier) return true;
+  }
   return false;
 }
 

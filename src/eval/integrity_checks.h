@@ -31,9 +31,15 @@ struct ReplyCheckOptions {
 std::optional<Finding> reply_findings(const CallReply& reply, const ReplyCheckOptions& options);
 
 // Whether a kernel name from a CUPTI record is one of the cubin's functions: equal as mangled
-// names, or as demangled ones (CUPTI and cuobjdump both print the mangled name today; the
-// demangled comparison keeps the check from misfiring if either side ever demangles).
+// names, as demangled ones, or by bare function identifier (`simt_gemm` for
+// "(anonymous namespace)::simt_gemm(__nv_bfloat16 const*, ...)"). CUPTI and cuobjdump both give
+// mangled names; the looser forms keep a demangler difference on either side from failing a
+// legitimate kernel. The check is for library kernels (sm90_xmma_*, cutlass::*, ...), whose
+// modules the hash check catches first anyway; a deliberate name clash only reaches that check.
 bool kernel_in_cubin(const std::string& kernel, const std::vector<std::string>& cubin_functions);
+// The bare identifier of a (mangled or demangled) function name: no namespace, template
+// arguments, parameters or return type.
+std::string kernel_identifier(const std::string& name);
 
 // Anti-caching rewrites of the timing loop (DESIGN §3.4): before these samples the set's inputs
 // are rewritten in place. kFull regenerates every input (defeats a cache keyed by pointer);

@@ -93,8 +93,17 @@ TEST(KernelInCubin, MangledOrDemangledNamesMatch) {
       "gemm_kernel(const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, int, int, int)",
       cubin));
   EXPECT_TRUE(kernel_in_cubin("(anonymous namespace)::reduce(float*, int)", cubin));
-  EXPECT_FALSE(kernel_in_cubin("_Z11gemm_kernelPfS_iii", cubin));  // same name, other overload
+  // A demangler that renders types differently still names the same function.
+  EXPECT_TRUE(kernel_in_cubin("gemm_kernel(__nv_bfloat16 const*, __nv_bfloat16 const*, int)", cubin));
   EXPECT_FALSE(kernel_in_cubin("sm90_xmma_gemm_bf16bf16_bf16f32", cubin));
+  EXPECT_FALSE(kernel_in_cubin("_ZN7cutlass6KernelINS_4gemm6kernel4GemmEEEvNT_6ParamsE", cubin));
+}
+
+TEST(KernelIdentifier, StripsNamespacesTemplatesParametersAndReturnType) {
+  EXPECT_EQ(kernel_identifier("_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii"), "gemm_kernel");
+  EXPECT_EQ(kernel_identifier("_ZN12_GLOBAL__N_16reduceEPfi"), "reduce");
+  EXPECT_EQ(kernel_identifier("void ns::tiled<64, 32>(float*)"), "tiled");
+  EXPECT_EQ(kernel_identifier("plain_c_kernel"), "plain_c_kernel");
 }
 
 TEST(RefreshSchedule, OneFullAndTwoBlockRewritesWithinTheFirstSamples) {
