@@ -90,7 +90,8 @@ std::string kernel_identifier(const std::string& name) {
   text = text.substr(0, text.find('('));
   text = text.substr(0, text.find('<'));
   if (const auto space = text.rfind(' '); space != std::string::npos) text = text.substr(space + 1);
-  if (const auto colon = text.rfind("::"); colon != std::string::npos) text = text.substr(colon + 2);
+  if (const auto colon = text.rfind("::"); colon != std::string::npos)
+    text = text.substr(colon + 2);
   return text;
 }
 

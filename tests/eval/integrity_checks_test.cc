@@ -94,7 +94,8 @@ TEST(KernelInCubin, MangledOrDemangledNamesMatch) {
       cubin));
   EXPECT_TRUE(kernel_in_cubin("(anonymous namespace)::reduce(float*, int)", cubin));
   // A demangler that renders types differently still names the same function.
-  EXPECT_TRUE(kernel_in_cubin("gemm_kernel(__nv_bfloat16 const*, __nv_bfloat16 const*, int)", cubin));
+  EXPECT_TRUE(
+      kernel_in_cubin("gemm_kernel(__nv_bfloat16 const*, __nv_bfloat16 const*, int)", cubin));
   EXPECT_FALSE(kernel_in_cubin("sm90_xmma_gemm_bf16bf16_bf16f32", cubin));
   EXPECT_FALSE(kernel_in_cubin("_ZN7cutlass6KernelINS_4gemm6kernel4GemmEEEvNT_6ParamsE", cubin));
 }
