@@ -12,4 +12,13 @@ for f in solutions/*/*.cu; do
     "$BIN/ptxbench" eval "$f" --task "$task" --json --seed "$seed" >"$W/${task}__${rung}__$seed.json" 2>"$W/${task}__${rung}__$seed.err" || true
   done
 done
+# Forward attention also at S = 1024 and 8192 (bench/tasks-seqlen), one seed each.
+for f in solutions/mha_with_lse_d128*/*.cu; do
+  task=$(basename "$(dirname "$f")")
+  rung=$(basename "$f" .cu)
+  for s in 1024 8192; do
+    "$BIN/ptxbench" --tasks-dir bench/tasks-seqlen eval "$f" --task "${task}_s$s" --json --seed 11 \
+      >"$W/${task}_s${s}__${rung}__11.json" 2>"$W/${task}_s${s}__${rung}__11.err" || true
+  done
+done
 python3 bench/solutions_summary.py "$W" | tee "$OUT_DIR/reference_solutions.md"

@@ -5,6 +5,24 @@ usage: solutions_summary.py RAW_DIR
 """
 import glob, json, os, sys
 w = sys.argv[1]
+
+
+def task_flops(task):
+    """Useful FLOPs (docs/tasks.md): GEMM 2MNK; attention forward 4*B*H*S^2*D, halved when causal;
+    backward 2.5x the forward. Sequence-length variants end in _s<S>."""
+    if task.startswith("gemm_n7168_k5120"):
+        return 2.0 * 8192 * 7168 * 5120
+    if not task.startswith("mha_"):
+        return None
+    s = 4096
+    if "_s" in task.split("d128")[-1]:
+        s = int(task.rsplit("_s", 1)[1])
+    f = 4.0 * 4 * 48 * s * s * 128
+    if "causal" in task:
+        f /= 2
+    if task.startswith("mha_bwd"):
+        f *= 2.5
+    return f
 print("| task | rung | seed | status | latency | reference | ratio | TFLOP/s | static (GMMA/TMA) | dynamic |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for p in sorted(glob.glob(f"{w}/*.json")):
@@ -14,7 +32,7 @@ for p in sorted(glob.glob(f"{w}/*.json")):
     wl = (r.get("workloads") or [{}])[0]
     c, ref = wl.get("candidate_timing") or {}, wl.get("reference_timing") or {}
     ti = r.get("target_instructions", {})
-    flops = {"gemm_n7168_k5120": 2.0 * 8192 * 7168 * 5120}.get(task)
+    flops = task_flops(task)
     tf = f"{flops / (c['median_ms'] * 1e-3) / 1e12:.0f}" if flops and c.get("median_ms") else "-"
     dyn = ti.get("dynamic") or {}
     fams = dyn.get("families", {}) if isinstance(dyn, dict) else {}

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "agent/task_prompt.h"
 #include "cli/command.h"
 #include "core/strings.h"
 #include "packs/pack_library.h"
@@ -23,38 +24,12 @@ struct PromptOptions {
   bool json = false;
 };
 
-// The library reference as the model should read it (the manifest stores backend keys).
-std::string reference_label(const std::string& backend) {
-  if (backend == "cublaslt_gemm") return "cuBLASLt";
-  if (backend == "cudnn_sdpa_fwd") return "cuDNN SDPA (forward)";
-  if (backend == "cudnn_sdpa_bwd") return "cuDNN SDPA (backward)";
-  if (backend == "plain_cuda") return "";
-  return backend;
-}
-
-// Adapts a registry task to the registry-independent PromptTask of src/packs.
-PromptTask prompt_task_from(const Task& task) {
-  PromptTask prompt_task;
-  prompt_task.definition = task.definition;
-  prompt_task.arch = task.arch;
-  const auto values = task.axis_values();  // keyed by name: re-order as the definition does
-  for (const auto& axis : task.definition.axes)
-    if (auto it = values.find(axis.name); it != values.end())
-      prompt_task.axis_values.emplace_back(axis.name, it->second);
-  prompt_task.atol = task.tolerance.atol;
-  prompt_task.rtol = task.tolerance.rtol;
-  prompt_task.target_speedup = task.target_speedup;
-  prompt_task.reference = reference_label(task.reference_backend);
-  return prompt_task;
-}
-
 std::string size_text(const PromptSize& size) {
   return fmt::format("{} bytes, ~{} tokens", size.bytes, size.approx_tokens);
 }
 
 Result<int> run_show(const PackLibrary& library, const Task& task, const PromptOptions& options) {
-  PTXB_ASSIGN_OR_RETURN(Prompt prompt, build_prompt(library, prompt_task_from(task),
-                                                    options.variant));
+  PTXB_ASSIGN_OR_RETURN(Prompt prompt, build_task_prompt(library, task, options.variant));
   for (const auto& warning : prompt.warnings) std::cerr << "ptxbench: warning: " << warning << "\n";
   if (options.json) {
     Json out = prompt_to_json(prompt);
@@ -99,7 +74,7 @@ Result<int> run_list(const PackLibrary& library, const Task* task, const PromptO
                   {"pack_approx_tokens", approx_tokens(pack.text)}};
       if (task) {
         PTXB_ASSIGN_OR_RETURN(Prompt prompt,
-                              build_prompt(library, prompt_task_from(*task), tag.name));
+                              build_task_prompt(library, *task, tag.name));
         const auto& defaults = task->prompt_variants;
         row["task_default"] =
             std::find(defaults.begin(), defaults.end(), tag.name) != defaults.end();

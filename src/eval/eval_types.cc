@@ -137,7 +137,8 @@ Json OutputCheck::to_json() const {
          {"matched_ratio", number_to_json(matched_ratio)},
          {"num_nonfinite_candidate", num_nonfinite_candidate},
          {"num_nonfinite_reference", num_nonfinite_reference},
-         {"num_equal_poison", num_equal_poison}};
+         {"num_equal_poison", num_equal_poison},
+         {"num_matched_cross_only", num_matched_cross_only}};
   j["first_failing"] = first_failing_index < 0
                            ? Json(nullptr)
                            : Json{{"index", first_failing_index},
@@ -159,6 +160,7 @@ OutputCheck OutputCheck::from_json(const Json& j) {
   c.num_nonfinite_candidate = j.value("num_nonfinite_candidate", std::int64_t{0});
   c.num_nonfinite_reference = j.value("num_nonfinite_reference", std::int64_t{0});
   c.num_equal_poison = j.value("num_equal_poison", std::int64_t{0});
+  c.num_matched_cross_only = j.value("num_matched_cross_only", std::int64_t{0});
   if (j.contains("first_failing") && j["first_failing"].is_object()) {
     c.first_failing_index = j["first_failing"].value("index", std::int64_t{-1});
     c.first_failing_candidate = number_from_json(j["first_failing"], "candidate", 0.0);

@@ -66,6 +66,9 @@ struct OutputCheck {
   double max_abs_error = 0, max_rel_error = 0, matched_ratio = 1;
   std::int64_t num_nonfinite_candidate = 0, num_nonfinite_reference = 0;
   std::int64_t num_equal_poison = 0;
+  // Elements that missed the library reference but met the rule against the exact-math
+  // cross-check reference (attention backward only; docs/eval.md "Cross-checked reference").
+  std::int64_t num_matched_cross_only = 0;
 
   bool passed() const { return num_failing == 0; }
   Json to_json() const;

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 
 #include "abi/signature.h"
 #include "analysis/ncu_source.h"
 #include "analysis/sanitizer_report.h"
+#include "core/clock.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "core/version.h"
@@ -26,16 +26,6 @@ double ms_since(Clock::time_point start) {
 
 milliseconds seconds_to_ms(double seconds) {
   return milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000.0)));
-}
-
-std::string iso_now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
 }
 
 // The model sees runner output as logs only; keep the tail, where crashes print.
@@ -153,7 +143,7 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
   result.arch = compile.artifact.arch;
   result.options = options;
   result.harness_version = harness_version();
-  result.timestamp = iso_now();
+  result.timestamp = iso_utc_now();
   for (const auto& [family, count] : compile.sass.family_totals)
     result.target_instructions.static_counts[family] = count;
   auto stage = [&](const std::string& name, Clock::time_point start) {
@@ -436,7 +426,7 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     }
     reference.session->shutdown(milliseconds(10000));
     w.reference_timing = timing.stats;
-    w.reference["measured_at"] = iso_now();
+    w.reference["measured_at"] = iso_utc_now();
     w.reference["method"] =
         "CUPTI activity window of each call in a ptxbench-runner process, L2 flushed before "
         "every sample, same policy and buffers as the candidate, measured in this evaluation";

@@ -8,11 +8,13 @@
 #include "gpu/content_hash.h"
 #include "gpu/cuda_check.h"
 #include "gpu/input_gen.h"
+#include "gpu/plain_kernels.h"
 
 namespace ptxb::gpu {
 namespace {
 
-std::int64_t element_count(const TensorSpec& tensor, const std::map<std::string, std::int64_t>& axes) {
+std::int64_t element_count(const TensorSpec& tensor,
+                           const std::map<std::string, std::int64_t>& axes) {
   std::int64_t count = 1;
   if (tensor.shape)
     for (const auto& axis : *tensor.shape) count *= axes.at(axis);
@@ -52,9 +54,11 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
     if (p.kind == AbiParameter::Kind::kAxis) axes_.push_back(axis_values.at(p.source_name));
 
   const bool causal = ends_with(task.cost_model, "_causal");
+  causal_ = causal;
   if (task.reference_backend == "plain_cuda")
-    return make_error("reference", "task {}: no reference backend for this layout yet (GQA tasks "
-                                   "need a plain CUDA reference that is not built)",
+    return make_error("reference",
+                      "task {}: no reference backend for this layout yet (GQA tasks "
+                      "need a plain CUDA reference that is not built)",
                       task.name);
   PTXB_ASSIGN_OR_RETURN(reference_, make_reference(task.reference_backend, causal));
   PTXB_RETURN_IF_ERROR(reference_->prepare(axes_, stream_));
@@ -71,8 +75,9 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
       if (p.kind != AbiParameter::Kind::kInput && p.kind != AbiParameter::Kind::kOutput) continue;
       const TensorSpec* spec = task.definition.find_tensor(p.source_name);
       if (spec == nullptr || !spec->shape)
-        return make_error("setup", "task {}: {} is not a tensor (scalar inputs are not supported "
-                                   "by the GPU evaluator yet)",
+        return make_error("setup",
+                          "task {}: {} is not a tensor (scalar inputs are not supported "
+                          "by the GPU evaluator yet)",
                           task.name, p.source_name);
       Tensor t;
       t.name = p.source_name;
@@ -142,6 +147,43 @@ Status GpuEvalDevice::derive_and_reference(Set& set) {
   auto params = reference_params(set, /*use_reference_outputs=*/true, storage);
   PTXB_RETURN_IF_ERROR(reference_->invoke(params.data()));
   PTXB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  set.cross_ready = false;
+  return ok_status();
+}
+
+GpuEvalDevice::Tensor* GpuEvalDevice::find(Set& set, const std::string& name) {
+  for (auto& t : set.tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+Status GpuEvalDevice::compute_cross(Set& set) {
+  const char* names[] = {"Q", "K", "V", "O", "dO", "L", "dQ", "dK", "dV"};
+  Tensor* t[9];
+  for (int i = 0; i < 9; ++i) {
+    t[i] = find(set, names[i]);
+    if (t[i] == nullptr)
+      return make_error("eval", "task {}: no tensor {} for the cross-check reference", task_->name,
+                        names[i]);
+  }
+  for (int i = 6; i < 9; ++i) {
+    if (t[i]->cross.data() == nullptr) {
+      PTXB_ASSIGN_OR_RETURN(t[i]->cross, DeviceBuffer::create(DType::kFloat32, t[i]->elements));
+    }
+  }
+  const auto axes = task_->axis_values();
+  auto axis = [&](const char* a, const char* b) -> std::int64_t {
+    if (auto it = axes.find(a); it != axes.end()) return it->second;
+    if (auto it = axes.find(b); it != axes.end()) return it->second;
+    return -1;
+  };
+  auto bf16 = [&](int i) { return static_cast<const __nv_bfloat16*>(t[i]->buffer.data()); };
+  PTXB_RETURN_IF_ERROR(plain_attention_backward(
+      bf16(0), bf16(1), bf16(2), bf16(3), bf16(4), static_cast<const float*>(t[5]->buffer.data()),
+      t[6]->cross.data(), t[7]->cross.data(), t[8]->cross.data(), DType::kFloat32, axis("B", "B"),
+      axis("H", "H"), axis("S", "S"), axis("d", "D"), causal_, stream_));
+  PTXB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  set.cross_ready = true;
   return ok_status();
 }
 
@@ -226,7 +268,8 @@ Result<std::uint64_t> GpuEvalDevice::tensors_hash(Set& set, bool outputs) {
   std::uint64_t combined = 0x9e3779b97f4a7c15ull;
   for (auto& t : set.tensors) {
     if (t.is_output != outputs) continue;
-    PTXB_ASSIGN_OR_RETURN(std::uint64_t h, device_content_hash(t.buffer.data(), t.buffer.bytes(), stream_));
+    PTXB_ASSIGN_OR_RETURN(std::uint64_t h,
+                          device_content_hash(t.buffer.data(), t.buffer.bytes(), stream_));
     // Order-sensitive combination, so swapping two equal-sized inputs changes the hash.
     combined = (combined ^ h) * 0x100000001b3ull + 0x632be59bd9b4e019ull;
   }
@@ -242,8 +285,20 @@ Result<std::vector<OutputCheck>> GpuEvalDevice::check(int index, int trial) {
     options.atol = task_->tolerance.atol;
     options.rtol = task_->tolerance.rtol;
     options.poison_bits = poison_pattern(t.dtype, trial);
-    PTXB_ASSIGN_OR_RETURN(CompareResult r, compare_on_device(t.buffer.data(), t.dtype, t.reference.data(),
-                                                             t.dtype, t.elements, options, stream_));
+    PTXB_ASSIGN_OR_RETURN(CompareResult r,
+                          compare_on_device(t.buffer.data(), t.dtype, t.reference.data(), t.dtype,
+                                            t.elements, options, stream_));
+    // Attention backward near-miss (at most 0.1 % of elements off): the cuDNN gradients are a
+    // bf16 computation whose own error exceeds the tolerance at a few elements of the causal
+    // task (docs/eval.md), so the failing elements get a second chance against the exact fp32
+    // gradients. Clearly wrong outputs skip the (slow, plain CUDA) exact computation.
+    if (forward_ && r.num_failing > 0 && r.num_nonfinite_candidate == 0 &&
+        r.num_nonfinite_reference == 0 && r.matched_ratio >= 0.999) {
+      if (!set->cross_ready) PTXB_RETURN_IF_ERROR(compute_cross(*set));
+      options.cross_reference = static_cast<const float*>(t.cross.data());
+      PTXB_ASSIGN_OR_RETURN(r, compare_on_device(t.buffer.data(), t.dtype, t.reference.data(),
+                                                 t.dtype, t.elements, options, stream_));
+    }
     OutputCheck c;
     c.output = t.name;
     c.trial = trial;
@@ -259,6 +314,7 @@ Result<std::vector<OutputCheck>> GpuEvalDevice::check(int index, int trial) {
     c.num_nonfinite_candidate = r.num_nonfinite_candidate;
     c.num_nonfinite_reference = r.num_nonfinite_reference;
     c.num_equal_poison = r.num_equal_poison;
+    c.num_matched_cross_only = r.num_matched_cross_only;
     checks.push_back(c);
   }
   return checks;
@@ -271,7 +327,8 @@ Status GpuEvalDevice::observe_unwritten(int index, int trial) {
     if (!t.unwritten) {
       PTXB_ASSIGN_OR_RETURN(t.unwritten, UnwrittenTracker::create(t.elements, stream_));
     }
-    PTXB_RETURN_IF_ERROR(t.unwritten->observe(t.buffer.data(), static_cast<int>(dtype_size_bytes(t.dtype)),
+    PTXB_RETURN_IF_ERROR(t.unwritten->observe(t.buffer.data(),
+                                              static_cast<int>(dtype_size_bytes(t.dtype)),
                                               poison_pattern(t.dtype, trial), stream_));
   }
   PTXB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -291,7 +348,8 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> GpuEvalDevice::unwritt
 
 Json GpuEvalDevice::reference_description() {
   Json j = reference_ ? reference_->describe() : Json(nullptr);
-  return Json{{"backend", j}, {"forward_for_inputs", forward_ ? forward_->describe() : Json(nullptr)}};
+  return Json{{"backend", j},
+              {"forward_for_inputs", forward_ ? forward_->describe() : Json(nullptr)}};
 }
 
 }  // namespace ptxb::gpu

@@ -50,11 +50,13 @@ class GpuEvalDevice final : public EvalDevice {
     bool derived = false;  // backward tasks: O and L come from the reference forward
     DeviceBuffer buffer;
     DeviceBuffer reference;  // outputs only: the reference's answer for this set's inputs
+    DeviceBuffer cross;      // outputs only, attention backward: exact-math fp32 gradients
     std::optional<UnwrittenTracker> unwritten;
   };
   struct Set {
     std::uint64_t seed = 0;
     std::vector<Tensor> tensors;  // signature order (inputs, then outputs)
+    bool cross_ready = false;     // `cross` buffers hold this set's exact gradients
   };
 
   Status generate(Set& set);
@@ -63,6 +65,10 @@ class GpuEvalDevice final : public EvalDevice {
   Status derive_and_reference(Set& set);
   // Order-sensitive hash of the set's inputs or of its outputs.
   Result<std::uint64_t> tensors_hash(Set& set, bool outputs);
+  // Attention backward: the plain fp32 gradients of `set` into the outputs' `cross` buffers
+  // (computed on the first near-miss of a set, then kept until the set is regenerated).
+  Status compute_cross(Set& set);
+  Tensor* find(Set& set, const std::string& name);
   // params[] for a reference invoke() on `set`, with `use_reference_outputs` choosing the
   // private reference buffers or the exported ones as outputs.
   std::vector<void*> reference_params(Set& set, bool use_reference_outputs,
@@ -76,6 +82,7 @@ class GpuEvalDevice final : public EvalDevice {
   std::vector<Set> sets_;
   std::unique_ptr<ReferenceBackend> reference_;
   std::unique_ptr<ReferenceBackend> forward_;  // backward tasks only
+  bool causal_ = false;
 };
 
 }  // namespace ptxb::gpu

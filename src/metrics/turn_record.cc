@@ -97,6 +97,7 @@ Json TurnRecord::to_json() const {
   json["kernel_present"] = kernel_present;
   json["no_code_reason"] = kernel_present ? Json(nullptr) : Json(no_code_reason);
   json["status"] = status_name();
+  json["reason"] = reason.empty() ? Json(nullptr) : Json(reason);
   json["speedup"] = speedup ? Json(*speedup) : Json(nullptr);
   json["target_instructions"] = target_instructions;
   json["tokens"] = {{"prompt", tokens.prompt},
@@ -130,6 +131,10 @@ Result<TurnRecord> TurnRecord::from_json(const Json& json) {
     if (json["kernel_present"].get<bool>() != record.kernel_present)
       return make_error("parse", "$.kernel_present: {} contradicts status {}",
                         json["kernel_present"].get<bool>(), status);
+  }
+  if (json.contains("reason") && !json["reason"].is_null()) {
+    if (!json["reason"].is_string()) return make_error("parse", "$.reason: expected a string or null");
+    record.reason = json["reason"].get<std::string>();
   }
   if (json.contains("no_code_reason") && json["no_code_reason"].is_string())
     record.no_code_reason = json["no_code_reason"].get<std::string>();

@@ -47,6 +47,9 @@ struct TurnRecord {
   bool kernel_present = false;
   std::string no_code_reason;
   std::optional<PtxbStatus> status;             // nullopt exactly when !kernel_present (NO_CODE)
+  // The evaluation's machine-readable reason for the status ("gpu_skipped", "supervisor",
+  // "numerical", ...); "" when none. Informational: metrics use `status` only.
+  std::string reason;
   std::optional<double> speedup;                // reference / candidate; null when not measured
   std::string target_instructions = "not_run";  // DESIGN §3.6 verdict (eval_types.h kInst*)
   TokenUsage tokens;

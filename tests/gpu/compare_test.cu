@@ -1,7 +1,8 @@
 // GPU tests of the evaluator's building blocks: the checking layer, input generation, poison,
 // the comparison kernel (DESIGN §3.5), unwritten-element tracking, content hashing, L2 flush.
 // Label `gpu`; run on the H200 (`ctest -L gpu` or
-// `ptxbench_gpu_tests --gtest_filter='CudaCheck*:InputGen*:Poison*:Compare*:Unwritten*:ContentHash*:L2Flush*'`).
+// `ptxbench_gpu_tests
+// --gtest_filter='CudaCheck*:InputGen*:Poison*:Compare*:Unwritten*:ContentHash*:L2Flush*'`).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -27,8 +28,8 @@ namespace {
 template <typename T>
 Result<DeviceBuffer> upload(const std::vector<T>& host) {
   PTXB_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::create(host.size() * sizeof(T)));
-  PTXB_CUDA_CHECK(cudaMemcpy(buffer.data(), host.data(), host.size() * sizeof(T),
-                             cudaMemcpyHostToDevice));
+  PTXB_CUDA_CHECK(
+      cudaMemcpy(buffer.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   return Result<DeviceBuffer>(std::move(buffer));
 }
 
@@ -36,8 +37,8 @@ template <typename T>
 Result<std::vector<T>> download(const DeviceBuffer& buffer, std::size_t count) {
   std::vector<T> host(count);
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
-  PTXB_CUDA_CHECK(cudaMemcpy(host.data(), buffer.data(), count * sizeof(T),
-                             cudaMemcpyDeviceToHost));
+  PTXB_CUDA_CHECK(
+      cudaMemcpy(host.data(), buffer.data(), count * sizeof(T), cudaMemcpyDeviceToHost));
   return Result<std::vector<T>>(std::move(host));
 }
 
@@ -220,6 +221,30 @@ TEST(Compare, OneBadElementIsLocated) {
   EXPECT_DOUBLE_EQ(r.matched_ratio, 99'999.0 / 100'000.0);
 }
 
+// The cross-check reference (attention backward, docs/eval.md) rescues exactly the elements it
+// matches: an element off from the library reference but equal to the exact one passes and is
+// counted; an element off from both still fails; error statistics stay against the reference.
+TEST(Compare, CrossReferenceRescuesOnlyTheElementsItMatches) {
+  std::vector<float> reference(50'000, 0.5f);
+  std::vector<float> exact = reference;
+  std::vector<float> candidate = reference;
+  candidate[10] = 0.53f;  // the library reference is off here; the candidate equals the exact
+  exact[10] = 0.53f;
+  candidate[20] = 0.60f;  // wrong against both
+  ASSERT_OK_AND_ASSIGN(DeviceBuffer cross, upload(exact));
+  CompareOptions options;
+  ASSERT_OK_AND_ASSIGN(CompareResult plain, compare_host(candidate, reference, options));
+  EXPECT_EQ(plain.num_failing, 2);
+  EXPECT_EQ(plain.num_matched_cross_only, 0);
+  options.cross_reference = static_cast<const float*>(cross.data());
+  ASSERT_OK_AND_ASSIGN(CompareResult r, compare_host(candidate, reference, options));
+  EXPECT_EQ(r.num_failing, 1) << r.to_json().dump();
+  EXPECT_EQ(r.first_failing_index, 20);
+  EXPECT_EQ(r.num_matched_cross_only, 1);
+  EXPECT_NEAR(r.max_abs_error, 0.1, 1e-6);
+  EXPECT_EQ(r.to_json()["num_matched_cross_only"], 1);
+}
+
 TEST(Compare, NonFiniteCandidateFails) {
   std::vector<float> reference(4096, 1.0f);
   std::vector<float> candidate = reference;
@@ -248,7 +273,7 @@ TEST(Compare, NonFiniteReferenceIsCounted) {
 
 // Boundary values worked out by hand. Rule: fail iff |x−r| > atol AND |x−r| > rtol·|r|.
 TEST(Compare, ToleranceBoundaries) {
-  CompareOptions pow2;  // tolerances exactly representable, so the boundaries are exact
+  CompareOptions pow2;    // tolerances exactly representable, so the boundaries are exact
   pow2.atol = 1.0 / 128;  // 0.0078125
   pow2.rtol = 1.0 / 128;
   struct Case {
@@ -273,8 +298,7 @@ TEST(Compare, ToleranceBoundaries) {
     candidate.push_back(c.candidate);
   }
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    ASSERT_OK_AND_ASSIGN(CompareResult r,
-                         compare_host({candidate[i]}, {reference[i]}, pow2));
+    ASSERT_OK_AND_ASSIGN(CompareResult r, compare_host({candidate[i]}, {reference[i]}, pow2));
     EXPECT_EQ(r.num_failing, cases[i].fails ? 1 : 0)
         << "case " << i << " (" << cases[i].why << "): " << r.to_json().dump();
   }
@@ -308,9 +332,9 @@ TEST(Compare, CountsElementsEqualToPoison) {
   ASSERT_EQ(cudaMemcpy(out.data(), ref.data(), 9000 * 2, cudaMemcpyDeviceToDevice), cudaSuccess);
   CompareOptions options;
   options.poison_bits = poison_pattern(DType::kBFloat16, 0);
-  ASSERT_OK_AND_ASSIGN(CompareResult r, compare_on_device(out.data(), DType::kBFloat16,
-                                                          ref.data(), DType::kBFloat16, kCount,
-                                                          options, nullptr));
+  ASSERT_OK_AND_ASSIGN(CompareResult r,
+                       compare_on_device(out.data(), DType::kBFloat16, ref.data(), DType::kBFloat16,
+                                         kCount, options, nullptr));
   EXPECT_EQ(r.num_equal_poison, 1000) << r.to_json().dump();
   EXPECT_EQ(r.num_nonfinite_candidate, 1000);  // the poison is a NaN
   EXPECT_EQ(r.first_failing_index, 9000);
@@ -336,8 +360,8 @@ TEST(Unwritten, OnlyElementsEqualToBothPoisonsCount) {
   for (int trial = 0; trial < 2; ++trial) {
     ASSERT_OK(fill_poison(out.data(), DType::kBFloat16, kCount, trial, nullptr));
     // Element 50 is *written* in both trials, with a value that happens to equal poison #0.
-    write_all_but<<<(kCount + 255) / 256, 256>>>(out.as<std::uint16_t>(), kCount, 3, 4999, one,
-                                                 50, poison0);
+    write_all_but<<<(kCount + 255) / 256, 256>>>(out.as<std::uint16_t>(), kCount, 3, 4999, one, 50,
+                                                 poison0);
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     ASSERT_OK(tracker.observe(out.data(), 2, poison_pattern(DType::kBFloat16, trial), nullptr));
     ASSERT_OK_AND_ASSIGN(UnwrittenTracker::Summary summary, tracker.count(nullptr));
@@ -394,8 +418,8 @@ TEST(L2Flush, BufferIsTwiceL2AndFlushRuns) {
   ASSERT_OK(flusher.flush(nullptr));
   ASSERT_OK(timer.stop(nullptr));
   ASSERT_OK_AND_ASSIGN(float ms, timer.elapsed_ms());
-  std::printf("[ info ] L2 %d bytes; flush of %zu bytes took %.3f ms\n", l2,
-              flusher.buffer_bytes(), ms);
+  std::printf("[ info ] L2 %d bytes; flush of %zu bytes took %.3f ms\n", l2, flusher.buffer_bytes(),
+              ms);
   ASSERT_OK(flush_l2(nullptr));
   ASSERT_OK(flush_l2(nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -9,6 +9,7 @@
 #include "core/fs.h"
 #include "core/json_io.h"
 #include "core/process.h"
+#include "test_macros.h"
 
 namespace ptxb {
 namespace {
@@ -32,9 +33,16 @@ Outcome eval_variant(int variant, const std::vector<std::string>& extra = {}) {
   auto source = read_file(std::string(PTXB_TESTDATA_DIR) + "/eval/gemm_variants.cu", 1u << 20);
   EXPECT_TRUE(source.ok());
   const std::string path = *dir + "/kernel.cu";
-  EXPECT_TRUE(write_file_atomic(path, fmt::format("#define PTXB_TEST_VARIANT {}\n", variant) + *source).ok());
+  EXPECT_TRUE(
+      write_file_atomic(path, fmt::format("#define PTXB_TEST_VARIANT {}\n", variant) + *source)
+          .ok());
   ProcessSpec spec;
-  spec.argv = {PTXB_CLI_PATH, "eval", path, "--task", "gemm_n7168_k5120", "--json"};
+  spec.argv = {gpu_test::sibling_binary(PTXB_CLI_PATH),
+               "eval",
+               path,
+               "--task",
+               "gemm_n7168_k5120",
+               "--json"};
   spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
   spec.timeout = std::chrono::seconds(600);
   spec.output_cap_bytes = 64u << 20;
@@ -46,8 +54,9 @@ Outcome eval_variant(int variant, const std::vector<std::string>& extra = {}) {
   try {
     out.result = Json::parse(ran->stdout_text);
   } catch (const std::exception& e) {
-    ADD_FAILURE() << "no JSON from ptxbench eval: " << e.what() << "\nstdout: "
-                  << ran->stdout_text.substr(0, 2000) << "\nstderr: " << ran->stderr_text;
+    ADD_FAILURE() << "no JSON from ptxbench eval: " << e.what()
+                  << "\nstdout: " << ran->stdout_text.substr(0, 2000)
+                  << "\nstderr: " << ran->stderr_text;
   }
   remove_tree(*dir);
   return out;
@@ -55,10 +64,10 @@ Outcome eval_variant(int variant, const std::vector<std::string>& extra = {}) {
 
 std::string summary(const Outcome& o) {
   if (!o.result.is_object()) return "no result; stderr: " + o.stderr_text;
-  return fmt::format("status {} reason {} message {}\nworkloads {}\nstderr {}",
-                     o.result.value("status", ""), o.result.value("reason", ""),
-                     o.result.value("message", ""), o.result.value("workloads", Json()).dump().substr(0, 3000),
-                     o.stderr_text.substr(0, 2000));
+  return fmt::format(
+      "status {} reason {} message {}\nworkloads {}\nstderr {}", o.result.value("status", ""),
+      o.result.value("reason", ""), o.result.value("message", ""),
+      o.result.value("workloads", Json()).dump().substr(0, 3000), o.stderr_text.substr(0, 2000));
 }
 
 class EvalGpuTest : public ::testing::Test {
@@ -82,9 +91,9 @@ TEST_F(EvalGpuTest, CorrectGemmPassesWithSpeedupAndUnusedWgmmaIsNotExecuted) {
   EXPECT_EQ(o.result["target_instructions"]["verdict"], "dynamic_not_executed");
   ASSERT_EQ(o.result["traces"].size(), 1u);
   EXPECT_EQ(o.result["traces"][0]["evaluation"]["status"], "PASSED");
-  std::cout << "[ correct GEMM ] candidate " << w["candidate_timing"]["median_ms"] << " ms, reference "
-            << w["reference_timing"]["median_ms"] << " ms, stages " << o.result["stage_ms"].dump()
-            << "\n";
+  std::cout << "[ correct GEMM ] candidate " << w["candidate_timing"]["median_ms"]
+            << " ms, reference " << w["reference_timing"]["median_ms"] << " ms, stages "
+            << o.result["stage_ms"].dump() << "\n";
 }
 
 TEST_F(EvalGpuTest, OffByOneTileIsIncorrectNumerical) {

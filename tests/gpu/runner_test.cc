@@ -14,6 +14,7 @@
 #include "core/json_io.h"
 #include "core/process.h"
 #include "runner/runner_client.h"
+#include "test_macros.h"
 
 namespace ptxb {
 namespace {
@@ -87,7 +88,7 @@ class RunnerGpuTest : public ::testing::Test {
   std::unique_ptr<RunnerClient> start_runner(int variant,
                                              std::vector<std::string> expected_modules = {}) {
     RunnerLaunchSpec spec;
-    spec.runner_path = PTXB_RUNNER_PATH;
+    spec.runner_path = gpu_test::sibling_binary(PTXB_RUNNER_PATH);
     auto client = RunnerClient::spawn(spec);
     EXPECT_TRUE(client.ok()) << client.error().message;
     if (!client.ok()) return nullptr;
@@ -251,7 +252,7 @@ TEST_F(RunnerGpuTest, StickyErrorIsReportedByName) {
 
 TEST_F(RunnerGpuTest, MismatchedSignatureIsRefused) {
   RunnerLaunchSpec spec;
-  spec.runner_path = PTXB_RUNNER_PATH;
+  spec.runner_path = gpu_test::sibling_binary(PTXB_RUNNER_PATH);
   auto client = RunnerClient::spawn(spec);
   ASSERT_TRUE(client.ok());
   ASSERT_TRUE((*client)->hello(kTimeout).ok()) << (*client)->log();
@@ -273,8 +274,8 @@ TEST_F(RunnerGpuTest, SelfContainedModeMakesOneCall) {
                     {{"name", "n"}, {"i64", 4096}}})}};
   const std::string path = work_dir_ + "/params.json";
   ASSERT_TRUE(write_file_atomic(path, params.dump()).ok());
-  ProcessSpec spec{
-      {PTXB_RUNNER_PATH, "--self-contained", "--so", so_paths_[kCorrect], "--params-json", path}};
+  ProcessSpec spec{{gpu_test::sibling_binary(PTXB_RUNNER_PATH), "--self-contained", "--so",
+                    so_paths_[kCorrect], "--params-json", path}};
   spec.timeout = std::chrono::seconds(60);
   auto result = SystemProcessRunner().run(spec);
   ASSERT_TRUE(result.ok());
@@ -292,7 +293,7 @@ TEST_F(RunnerGpuTest, SelfContainedModeMakesOneCall) {
 
 TEST_F(RunnerGpuTest, MalformedMessageEndsTheRunner) {
   RunnerLaunchSpec spec;
-  spec.runner_path = PTXB_RUNNER_PATH;
+  spec.runner_path = gpu_test::sibling_binary(PTXB_RUNNER_PATH);
   auto client = RunnerClient::spawn(spec);
   ASSERT_TRUE(client.ok());
   auto reply = (*client)->request("bind", Json{{"buffers", "nope"}},

@@ -10,6 +10,7 @@
 
 #include "core/json_io.h"
 #include "core/process.h"
+#include "test_macros.h"
 
 namespace ptxb {
 namespace {
@@ -21,9 +22,14 @@ struct Rung {
 };
 
 std::vector<Rung> rungs() {
-  const std::string root = std::string(PTXB_SOURCE_DIR) + "/solutions/gemm_n7168_k5120/";
-  return {{root + "rung1_tma_wgmma.cu", "gemm_n7168_k5120", 0.86},
-          {root + "rung2_warp_specialized.cu", "gemm_n7168_k5120", 0.87}};
+  const std::string root = std::string(PTXB_SOURCE_DIR) + "/solutions/";
+  return {{root + "gemm_n7168_k5120/rung1_tma_wgmma.cu", "gemm_n7168_k5120", 0.86},
+          {root + "gemm_n7168_k5120/rung2_warp_specialized.cu", "gemm_n7168_k5120", 0.87},
+          {root + "mha_with_lse_d128/rung1_tma_wgmma.cu", "mha_with_lse_d128", 0.80},
+          {root + "mha_with_lse_d128_causal/rung1_tma_wgmma.cu", "mha_with_lse_d128_causal", 0.82},
+          {root + "mha_with_lse_d128/rung2_warp_specialized.cu", "mha_with_lse_d128", 0.91},
+          {root + "mha_with_lse_d128_causal/rung2_warp_specialized.cu", "mha_with_lse_d128_causal",
+           0.92}};
 }
 
 TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {
@@ -31,7 +37,8 @@ TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device";
   for (const auto& rung : rungs()) {
     ASSERT_TRUE(std::filesystem::exists(rung.path)) << rung.path;
-    ProcessSpec spec{{PTXB_CLI_PATH, "eval", rung.path, "--task", rung.task, "--json", "--seed", "21"}};
+    ProcessSpec spec{{gpu_test::sibling_binary(PTXB_CLI_PATH), "eval", rung.path, "--task",
+                      rung.task, "--json", "--seed", "21"}};
     spec.timeout = std::chrono::seconds(300);
     spec.output_cap_bytes = 64u << 20;
     auto ran = SystemProcessRunner().run(spec);

@@ -1,0 +1,210 @@
+// `ptxbench run [--config EXP.json] [--model M]... [--suite S | --task T...] [--variants A,B]
+//               [--trajectories N] [--turns T] [--out DIR]`
+// Runs MiniPTXAgent over models × tasks × prompt variants × trajectories into a run directory
+// (docs/agent.md), resuming it when DIR already holds the same experiment. Progress goes to
+// stderr, the summary table to stdout.
+// Exit codes: 0 every trajectory finished; 1 some stopped on model/evaluation failures (run the
+// same command again to resume them) or an error; 3 finished, but GPU stages were skipped (no
+// GPU here: those turns are INFRA_ERROR, like `ptxbench eval`'s exit 3); 2 usage error.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "agent/experiment.h"
+#include "agent/experiment_runner.h"
+#include "agent/progress.h"
+#include "agent/run_directory.h"
+#include "agent/turn_evaluator.h"
+#include "cli/command.h"
+#include "core/clock.h"
+#include "core/strings.h"
+#include "llm/http_transport.h"
+#include "llm/model_factory.h"
+
+namespace ptxb::cli {
+namespace {
+
+struct RunFlags {
+  std::string config_path;
+  std::vector<std::string> models;
+  std::string suite;
+  std::vector<std::string> tasks;
+  std::vector<std::string> variants;
+  int trajectories = 0;  // 0: not given
+  int turns = 0;
+  std::string out;
+  std::string test_fake_eval;  // hidden: FakeTurnEvaluator logging into this folder
+};
+
+// The experiment: --config (or the run directory's saved one when only --out is given), then
+// the flags on top.
+Result<ExperimentConfig> assemble_config(const RunFlags& flags) {
+  ExperimentConfig config;
+  const bool only_out = flags.config_path.empty() && flags.models.empty() && flags.suite.empty() &&
+                        flags.tasks.empty() && !flags.out.empty();
+  if (!flags.config_path.empty()) {
+    PTXB_ASSIGN_OR_RETURN(Json json, read_json_file(flags.config_path));
+    PTXB_ASSIGN_OR_RETURN(config, ExperimentConfig::from_json(json, flags.config_path));
+  } else if (only_out) {
+    auto saved = RunDirectory::saved_config(flags.out);
+    if (!saved.ok())
+      return make_error("usage", "nothing to run: give --model and --suite/--task, or --config ({})",
+                        saved.error().message);
+    PTXB_ASSIGN_OR_RETURN(config, ExperimentConfig::from_json(*saved, flags.out + "/plan.json"));
+  }
+  if (!flags.models.empty()) {
+    std::vector<ModelConfig> chosen;
+    for (const auto& spec : flags.models) {
+      auto named = std::find_if(config.models.begin(), config.models.end(),
+                                [&](const ModelConfig& m) { return m.name == spec; });
+      if (named != config.models.end()) {
+        chosen.push_back(*named);
+        continue;
+      }
+      PTXB_ASSIGN_OR_RETURN(ModelConfig model, ModelConfig::from_shortcut(spec));
+      chosen.push_back(std::move(model));
+    }
+    config.models = std::move(chosen);
+  }
+  if (!flags.suite.empty() && !flags.tasks.empty())
+    return make_error("usage", "give --suite or --task, not both");
+  if (!flags.suite.empty()) {
+    config.suite = flags.suite;
+    config.tasks.clear();
+  }
+  if (!flags.tasks.empty()) {
+    config.tasks = flags.tasks;
+    config.suite.clear();
+  }
+  if (!flags.variants.empty()) config.variants = flags.variants;
+  if (flags.trajectories) config.trajectories = flags.trajectories;
+  if (flags.turns) config.turns = flags.turns;
+  return config;
+}
+
+// GPU slot i runs on the i-th visible GPU (one evaluation at a time per GPU).
+std::vector<std::string> slot_devices(int slots) {
+  if (slots <= 1) return {""};
+  std::vector<std::string> visible;
+  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES"); env && *env) visible = split(env, ',');
+  std::vector<std::string> devices;
+  for (int i = 0; i < slots; ++i)
+    devices.push_back(i < static_cast<int>(visible.size()) ? trim(visible[static_cast<std::size_t>(i)]) : std::to_string(i));
+  return devices;
+}
+
+Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
+  PTXB_ASSIGN_OR_RETURN(ExperimentConfig config, assemble_config(flags));
+  PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
+  PTXB_ASSIGN_OR_RETURN(PackLibrary packs, PackLibrary::load(config.packs_dir.empty() ? default_packs_dir() : config.packs_dir));
+  PTXB_ASSIGN_OR_RETURN(ExperimentPlan plan, make_plan(config, registry, packs));
+  // Prompts first: a pack that does not compose fails before a directory is made.
+  PTXB_RETURN_IF_ERROR(build_task_prompts(plan, registry, packs));
+
+  // Clients before the directory too: a missing API key fails before anything is written.
+  CurlHttpTransport transport;
+  const bool live = ::isatty(STDERR_FILENO) != 0;
+  ConsoleProgress progress(std::cerr, live, config.turns);
+  std::vector<std::unique_ptr<ModelClient>> clients;
+  std::vector<ModelClient*> models;
+  for (const auto& model : config.models) {
+    PTXB_ASSIGN_OR_RETURN(auto client, make_model_client(model, transport, [&](const std::string& line) { progress.note(line); }));
+    models.push_back(client.get());
+    clients.push_back(std::move(client));
+  }
+
+  const std::string out = flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
+  bool resumed = false;
+  PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed));
+  std::cerr << fmt::format("run directory: {} ({})\nplan: {} model(s), {} trajectories × {} turns\n", out,
+                           resumed ? "resuming" : "new", config.models.size(), plan.trajectories.size(),
+                           config.turns);
+
+  std::vector<std::unique_ptr<TurnEvaluator>> evaluators;
+  std::vector<TurnEvaluator*> slots;
+  for (const auto& devices : slot_devices(config.concurrency.gpu)) {
+    if (!flags.test_fake_eval.empty())
+      evaluators.push_back(std::make_unique<FakeTurnEvaluator>(flags.test_fake_eval));
+    else
+      evaluators.push_back(std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs,
+                                                                   EvalTools::discover(), devices));
+    slots.push_back(evaluators.back().get());
+  }
+  EvaluatorPool pool(slots);
+  ExperimentServices services{registry, packs, models, pool, progress};
+  PTXB_ASSIGN_OR_RETURN(RunSummary summary, run_experiment(plan, *dir, services));
+
+  std::cout << summary.table << std::flush;
+  std::cerr << fmt::format("summary: {}/summary.json; metrics: ptxbench report {}\n", out, out);
+  if (summary.unfinished > 0)
+    return make_error("incomplete",
+                      "{} of {} trajectories stopped on model or evaluation failures (see {}/summary.json); "
+                      "run the same command again to resume them",
+                      summary.unfinished, plan.trajectories.size(), out);
+  if (summary.gpu_skipped_turns > 0) {
+    std::cerr << fmt::format(
+        "ptxbench: {} turns were compiled and analysed but their GPU stages were skipped (no GPU "
+        "here): they are recorded as INFRA_ERROR (gpu_skipped), not as results\n",
+        summary.gpu_skipped_turns);
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandSpec make_run_command() {
+  return {"run",
+          "Run MiniPTXAgent: models × tasks × prompt variants × trajectories, multi-turn, into a "
+          "resumable run directory",
+          [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
+            auto flags = std::make_shared<RunFlags>();
+            app.add_option("--config", flags->config_path,
+                           "Experiment file: models, suite/tasks, variants, trajectories, turns, "
+                           "concurrency, early stop, eval options (docs/agent.md)")
+                ->check(CLI::ExistingFile);
+            app.add_option("--model", flags->models,
+                           "A model: replay (no API key), PROVIDER:MODEL[@URL] with PROVIDER one of "
+                           "openai, anthropic, gemini, openrouter, together, vllm, sglang, or a "
+                           "model name from --config; repeatable");
+            app.add_option("--suite", flags->suite, "Run every task of this suite (paper-h100, ...)");
+            app.add_option("--task", flags->tasks, "Run this task; repeatable");
+            app.add_option("--variants", flags->variants,
+                           "Prompt variants (knowledge-pack tags), comma-separated (default: each "
+                           "task's own, see `ptxbench tasks show`)")
+                ->delimiter(',');
+            app.add_option("--trajectories", flags->trajectories,
+                           "Trajectories per model × task × variant (default 4)")
+                ->check(CLI::Range(1, 1000));
+            app.add_option("--turns", flags->turns, "Turns per trajectory (default 8)")
+                ->check(CLI::Range(1, 1000));
+            app.add_option("--out", flags->out,
+                           "Run directory (default runs/<UTC time>); an existing one with the "
+                           "same experiment is resumed");
+            // Test-only: kernels are judged by FakeTurnEvaluator from a directive comment, and
+            // every evaluation is logged to DIR/evals.log (tests/agent/run_kill_test.cc).
+            app.add_option("--test-fake-eval", flags->test_fake_eval,
+                           "(tests only) fake evaluator logging into DIR")
+                ->group("");
+            app.footer(
+                "Examples:\n"
+                "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"
+                "  ptxbench run --model replay --suite paper-h100 --variants base --trajectories 1 --turns 2 --out runs/replay\n"
+                "  # a hosted model (key from the environment only, never written anywhere)\n"
+                "  OPENAI_API_KEY=... ptxbench run --model openai:gpt-5 --task gemm_n7168_k5120 --out runs/gpt5\n"
+                "  # a local vLLM/SGLang server\n"
+                "  ptxbench run --model vllm:Qwen/Qwen3-32B@http://localhost:8000/v1 --suite paper-h100 --out runs/qwen\n"
+                "  # the paper's protocol from a file (3 variants x 4 trajectories x 8 turns)\n"
+                "  ptxbench run --config examples/experiments/paper-h100.json --out runs/paper\n"
+                "  # resume an interrupted run: the same command again, or only its directory\n"
+                "  ptxbench run --out runs/paper\n"
+                "  ptxbench report runs/paper   # the paper's metrics\n"
+                "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
+                "3 GPU stages skipped (no GPU); 2 usage.");
+            return [flags, &globals]() -> Result<int> { return run_command(*flags, globals); };
+          }};
+}
+
+}  // namespace ptxb::cli

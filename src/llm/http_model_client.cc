@@ -1,0 +1,108 @@
+#include "llm/http_model_client.h"
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "core/strings.h"
+#include "llm/api_error.h"
+
+namespace ptxb {
+
+HttpModelClient::HttpModelClient(ModelConfig config, std::string api_key, HttpTransport& transport,
+                                 Sleeper sleeper)
+    : config_(std::move(config)),
+      api_key_(std::move(api_key)),
+      transport_(transport),
+      sleeper_(std::move(sleeper)),
+      format_(make_wire_format(config_.api)),
+      random_(std::random_device{}()) {
+  if (!sleeper_)
+    sleeper_ = [](double seconds) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    };
+}
+
+std::string HttpModelClient::redact(std::string text) const {
+  if (api_key_.empty()) return text;
+  return replace_all(std::move(text), api_key_, "[REDACTED]");
+}
+
+double HttpModelClient::jitter() {
+  std::lock_guard<std::mutex> lock(random_mutex_);
+  return std::uniform_real_distribution<double>(0.0, 1.0)(random_);
+}
+
+Result<ModelReply> HttpModelClient::complete(const std::vector<ChatMessage>& messages) {
+  const auto start = std::chrono::steady_clock::now();
+  HttpRequest request;
+  request.url = format_->url(config_);
+  request.headers = format_->headers(api_key_);
+  request.body = format_->body(config_, messages).dump();
+  request.timeout_seconds = config_.timeout_seconds;
+  request.connect_timeout_seconds = config_.connect_timeout_seconds;
+
+  std::vector<std::string> retries;
+  const RetryPolicy& policy = config_.retry;
+  for (int attempt = 1;; ++attempt) {
+    std::optional<double> retry_after;
+    Error failure;
+    auto response = transport_.post(request);
+    if (!response.ok()) {
+      failure = response.error();
+    } else if (response->status >= 200 && response->status < 300) {
+      auto reply = format_->parse(response->body);
+      if (reply.ok()) {
+        reply->attempts = attempt;
+        reply->retries = retries;
+        reply->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return reply;
+      }
+      failure = reply.error();
+    } else {
+      failure = api_error_from_body(response->status, response->body);
+      retry_after = parse_retry_after(response->header("retry-after"), std::time(nullptr));
+    }
+    failure.message = redact(failure.message);
+    auto give_up = [&](const std::string& why) {
+      return Error{fmt::format("model {}: {}{}", config_.name, failure.message, why), failure.code};
+    };
+    if (!is_retryable_model_error(failure)) return give_up("");
+    if (attempt >= policy.max_attempts)
+      return give_up(fmt::format(" (gave up after {} attempts)", attempt));
+    if (retry_after && *retry_after > policy.max_retry_after_seconds)
+      return give_up(fmt::format(" (Retry-After {:g} s is above the {:g} s cap)", *retry_after,
+                                 policy.max_retry_after_seconds));
+    const double wait = retry_after ? *retry_after : backoff_seconds(policy, attempt, jitter());
+    std::string line = fmt::format("attempt {}: {} [{}]; retrying in {:.1f} s{}", attempt,
+                                   cap_text(failure.message, 400), failure.code, wait,
+                                   retry_after ? " (Retry-After)" : "");
+    retries.push_back(line);
+    if (notice_) notice_(fmt::format("model {}: {}", config_.name, line));
+    sleeper_(wait);
+  }
+}
+
+double backoff_seconds(const RetryPolicy& policy, int failures, double unit) {
+  const double exponent = std::min(failures - 1, 30);
+  const double ceiling = std::min(policy.backoff_max_seconds,
+                                  policy.backoff_base_seconds * std::pow(2.0, exponent));
+  return ceiling / 2 + unit * ceiling / 2;
+}
+
+std::optional<double> parse_retry_after(const std::string& value, std::time_t now) {
+  const std::string text = trim(value);
+  if (text.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double seconds = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(seconds)) return std::max(0.0, seconds);
+  } catch (const std::exception&) {
+  }
+  std::tm when{};  // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &when);
+  if (!end || *end != '\0') return std::nullopt;
+  return std::max(0.0, std::difftime(timegm(&when), now));
+}
+
+}  // namespace ptxb

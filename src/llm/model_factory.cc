@@ -1,0 +1,33 @@
+#include "llm/model_factory.h"
+
+#include <cstdlib>
+
+#include "llm/replay_model.h"
+
+namespace ptxb {
+
+Result<std::unique_ptr<ModelClient>> make_model_client(const ModelConfig& config,
+                                                       HttpTransport& transport,
+                                                       HttpModelClient::RetryNotice notice) {
+  if (config.is_replay()) {
+    PTXB_ASSIGN_OR_RETURN(auto replay, ReplayModel::load(config.replay_dir.empty()
+                                                             ? default_replay_dir()
+                                                             : config.replay_dir));
+    return std::unique_ptr<ModelClient>(std::move(replay));
+  }
+  std::string key;
+  if (!config.api_key_env.empty()) {
+    const char* value = std::getenv(config.api_key_env.c_str());
+    if (!value || !*value)
+      return make_error("config",
+                        "model {}: environment variable {} is not set (it must hold the API key; "
+                        "keys are read from the environment only)",
+                        config.name, config.api_key_env);
+    key = value;
+  }
+  auto client = std::make_unique<HttpModelClient>(config, key, transport);
+  if (notice) client->set_retry_notice(std::move(notice));
+  return std::unique_ptr<ModelClient>(std::move(client));
+}
+
+}  // namespace ptxb

@@ -1,0 +1,99 @@
+#include "llm/replay_model.h"
+
+#include <algorithm>
+#include <regex>
+
+#include "core/fs.h"
+#include "core/json_io.h"
+#include "core/strings.h"
+#include "packs/token_estimate.h"
+
+namespace ptxb {
+namespace {
+
+constexpr std::size_t kMaxKernelBytes = 1u << 20;
+
+// The kernel's own first comment line ("// PTXBench expert reference, task ..., rung 1: ...").
+std::string headline(const std::string& source) {
+  for (const auto& line : split_lines(source)) {
+    const std::string text = trim(line);
+    if (starts_with(text, "//")) return trim(text.substr(2));
+    if (!text.empty()) break;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string default_replay_dir() { return PTXB_SOURCE_DIR "/solutions"; }
+
+Result<std::unique_ptr<ReplayModel>> ReplayModel::load(const std::string& dir) {
+  const std::string path = dir + "/replay.json";
+  PTXB_ASSIGN_OR_RETURN(Json json, read_json_file(path));
+  if (!json.is_object() || json.value("format", "") != "ptxbench-replay/1")
+    return make_error("config", "{}: $.format: expected \"ptxbench-replay/1\"", path);
+  if (!json.contains("tasks") || !json["tasks"].is_object())
+    return make_error("config", "{}: $.tasks: expected an object (task name -> kernel files)", path);
+  auto model = std::unique_ptr<ReplayModel>(new ReplayModel());
+  model->dir_ = dir;
+  for (const auto& [task, files] : json["tasks"].items()) {
+    const std::string where = json_path_key("$.tasks", task);
+    if (!files.is_array() || files.empty())
+      return make_error("config", "{}: {}: expected a non-empty array of kernel files", path, where);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (!files[i].is_string())
+        return make_error("config", "{}: {}: expected a path", path, json_path_index(where, i));
+      const std::string file = dir + "/" + files[i].get<std::string>();
+      PTXB_ASSIGN_OR_RETURN(std::string source, read_file(file, kMaxKernelBytes));
+      // A fence inside the kernel would end the reply's code block early.
+      if (contains(source, "```"))
+        return make_error("config", "{}: contains ``` and cannot be sent in a fenced block", file);
+      model->kernels_[task].push_back(files[i].get<std::string>());
+    }
+  }
+  return model;
+}
+
+Result<std::string> ReplayModel::kernel_path(const std::string& task, int turn) const {
+  auto it = kernels_.find(task);
+  if (it == kernels_.end())
+    return make_error("config", "replay: {}/replay.json names no kernel for task {}", dir_, task);
+  const auto& files = it->second;
+  const std::size_t index = std::min<std::size_t>(static_cast<std::size_t>(std::max(turn, 1)), files.size()) - 1;
+  return files[index];
+}
+
+Result<ModelReply> ReplayModel::complete(const std::vector<ChatMessage>& messages) {
+  std::string task;
+  int turn = 1;
+  static const std::regex kTaskLine(R"((^|\n)# Task: (\S+))");
+  for (const auto& message : messages) {
+    std::smatch match;
+    if (task.empty() && message.role == "user" && std::regex_search(message.content, match, kTaskLine))
+      task = match[2].str();
+    if (message.role == "assistant") ++turn;
+  }
+  if (task.empty())
+    return make_error("config", "replay: no \"# Task: NAME\" line in the conversation");
+  PTXB_ASSIGN_OR_RETURN(std::string file, kernel_path(task, turn));
+  PTXB_ASSIGN_OR_RETURN(std::string source, read_file(dir_ + "/" + file, kMaxKernelBytes));
+  const std::size_t listed = kernels_.at(task).size();
+  ModelReply reply;
+  reply.content = fmt::format(
+      "Turn {} (replay): this answer is `{}` from the replay folder, kernel {} of {} listed for "
+      "{}{}.\n\n{}\n\n```cuda\n{}{}```\n",
+      turn, file, std::min<std::size_t>(static_cast<std::size_t>(turn), listed), listed, task,
+      static_cast<std::size_t>(turn) > listed ? " (the list is exhausted, so the last one again)" : "",
+      headline(source).empty() ? "The kernel follows." : "About it: " + headline(source), source,
+      ends_with(source, "\n") ? "" : "\n");
+  reply.finish_reason = "stop";
+  reply.served_model = "replay";
+  // No tokenizer here: the bytes/3.5 estimate used for prompt sizes.
+  std::size_t prompt_bytes = 0;
+  for (const auto& message : messages) prompt_bytes += message.content.size();
+  reply.usage.prompt = static_cast<std::int64_t>(approx_tokens_for_bytes(prompt_bytes));
+  reply.usage.completion = static_cast<std::int64_t>(approx_tokens(reply.content));
+  return reply;
+}
+
+}  // namespace ptxb

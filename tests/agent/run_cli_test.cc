@@ -1,0 +1,279 @@
+// `ptxbench run` as a user runs it: help, bad configs, the replay model through the real
+// evaluation pipeline, and SIGKILL of the runner mid-model-response and mid-evaluation: the
+// resumed run redoes exactly that turn and the scripted server sees exactly one retry. No API
+// key may appear in any file of a run directory.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <atomic>
+#include <set>
+
+#include "../cli/cli_test_util.h"
+#include "../support/child_process.h"
+#include "../support/http_test_server.h"
+#include "core/fs.h"
+#include "core/strings.h"
+#include "metrics/turn_record.h"
+
+namespace ptxb {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kKeyVar = "PTXB_TEST_API_KEY";
+constexpr const char* kKey = "sk-ptxb-test-7f3a9c1e5b2d-NEVER-WRITE-ME";
+const std::string kId = "scripted__gemm_n7168_k5120__base__t0";
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = make_temp_directory("ptxb-run-cli");
+    ASSERT_TRUE(dir.ok());
+    tmp_ = dir.value();
+    ASSERT_TRUE(make_directories(tmp_ + "/evals").ok());
+  }
+  void TearDown() override { remove_tree(tmp_); }
+
+  std::string write_config(const std::string& base_url, int turns = 3) {
+    const Json config{
+        {"models", Json::array({Json{{"name", "scripted"},
+                                     {"api", "openai"},
+                                     {"base_url", base_url + "/v1"},
+                                     {"model", "scripted-model"},
+                                     {"api_key_env", kKeyVar},
+                                     {"timeout_s", 120},
+                                     {"retry", {{"max_attempts", 3}, {"backoff_base_s", 0.01}}}}})},
+        {"tasks", Json::array({"gemm_n7168_k5120"})},
+        {"variants", Json::array({"base"})},
+        {"trajectories", 1},
+        {"turns", turns}};
+    const std::string path = tmp_ + "/exp.json";
+    EXPECT_TRUE(write_file_atomic(path, dump_pretty(config)).ok());
+    return path;
+  }
+
+  pid_t start_run(const std::string& config, const std::string& out) {
+    std::vector<std::string> env;
+    for (const auto& entry : current_environment())
+      if (!starts_with(entry, "PTXBENCH_TASKS_DIR=")) env.push_back(entry);
+    env.push_back(std::string(kKeyVar) + "=" + kKey);
+    return testing::spawn_process({PTXB_CLI_PATH, "run", "--config", config, "--out", out,
+                                   "--test-fake-eval", tmp_ + "/evals"},
+                                  env, tmp_ + "/stdout.txt", tmp_ + "/stderr.txt");
+  }
+
+  std::string stderr_text() { return read_file(tmp_ + "/stderr.txt", 1 << 20).value(); }
+
+  std::vector<int> recorded_turns(const std::string& out) {
+    auto text = read_file(out + "/turns.jsonl", 1 << 20);
+    if (!text.ok()) return {};
+    auto records = parse_turns_jsonl(text.value(), "turns.jsonl");
+    EXPECT_TRUE(records.ok()) << (records.ok() ? "" : records.error().message);
+    std::vector<int> turns;
+    for (const auto& r : records.value()) turns.push_back(r.turn);
+    return turns;
+  }
+
+  // Every file under the run directory, searched for the key as bytes.
+  void expect_no_key_in(const std::string& out) {
+    auto files = list_files_recursive(out);
+    ASSERT_TRUE(files.ok());
+    EXPECT_GT(files->size(), 5u);
+    for (const auto& file : files.value()) {
+      auto text = read_file(file, 64u << 20);
+      ASSERT_TRUE(text.ok()) << file;
+      EXPECT_EQ(text->find(kKey), std::string::npos) << "API key written to " << file;
+    }
+  }
+
+  std::string tmp_;
+};
+
+std::string kernel_answer(int turn, const std::string& extra) {
+  return fmt::format(
+      "Turn {} kernel.\n\n```cuda\n// ptxbench-fake-eval: status=PASSED speedup=0.{} tag=t{} {}\n"
+      "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, "
+      "int64_t N, int64_t K, cudaStream_t stream) {{}}\n```\n",
+      turn, 5 + turn, turn, extra);
+}
+
+TEST_F(RunCli, HelpTeachesWithExamples) {
+  ProcessResult help = testing::run_cli({"run", "--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.stdout_text.find("Examples:"), std::string::npos);
+  EXPECT_NE(help.stdout_text.find("ptxbench run --model replay --suite paper-h100"), std::string::npos);
+  EXPECT_NE(help.stdout_text.find("--trajectories"), std::string::npos);
+  EXPECT_EQ(help.stdout_text.find("test-fake-eval"), std::string::npos);  // hidden
+}
+
+TEST_F(RunCli, BadInputsFailWithOneClearLine) {
+  const std::string config = tmp_ + "/bad.json";
+  ASSERT_TRUE(write_file_atomic(config, R"({"models": [{"api": "cohere", "model": "m"}], "tasks": ["gemm_n7168_k5120"]})").ok());
+  ProcessResult bad_api = testing::run_cli({"run", "--config", config, "--out", tmp_ + "/out"});
+  EXPECT_EQ(bad_api.exit_code, 1);
+  EXPECT_NE(bad_api.stderr_text.find("bad.json: $.models[0].api: \"cohere\" is not one of"), std::string::npos)
+      << bad_api.stderr_text;
+
+  ProcessResult no_task = testing::run_cli({"run", "--model", "replay", "--out", tmp_ + "/out"});
+  EXPECT_EQ(no_task.exit_code, 1);
+  EXPECT_NE(no_task.stderr_text.find("no task"), std::string::npos) << no_task.stderr_text;
+
+  ProcessResult bad_variant = testing::run_cli(
+      {"run", "--model", "replay", "--task", "gemm_n7168_k5120", "--variants", "base,nope", "--out", tmp_ + "/out"});
+  EXPECT_EQ(bad_variant.exit_code, 1);
+  EXPECT_NE(bad_variant.stderr_text.find("variant \"nope\" is not a knowledge-pack tag"), std::string::npos);
+
+  // A missing key stops the run before anything is written.
+  ProcessResult no_key = testing::run_cli(
+      {"run", "--model", "openai:gpt-x", "--task", "gemm_n7168_k5120", "--out", tmp_ + "/out"},
+      {"OPENAI_API_KEY="});
+  EXPECT_EQ(no_key.exit_code, 1);
+  EXPECT_NE(no_key.stderr_text.find("environment variable OPENAI_API_KEY is not set"), std::string::npos)
+      << no_key.stderr_text;
+  EXPECT_FALSE(path_exists(tmp_ + "/out"));
+}
+
+TEST_F(RunCli, KillDuringModelResponseRedoesThatTurnWithOneRetry) {
+  std::atomic<int> turn2_requests{0};
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
+    EXPECT_EQ(request.headers.at("authorization"), std::string("Bearer ") + kKey);
+    const int turn = testing::assistant_messages_in(request.body) + 1;
+    testing::ScriptedResponse answer = testing::openai_answer(kernel_answer(turn, ""));
+    if (turn == 2 && turn2_requests++ == 0) answer.stall = true;  // the runner dies waiting
+    return answer;
+  });
+  const std::string config = write_config(server.base_url());
+  const std::string out = tmp_ + "/run";
+
+  const pid_t first = start_run(config, out);
+  ASSERT_TRUE(server.wait_for_requests(2, 60s)) << stderr_text();
+  std::this_thread::sleep_for(100ms);
+  ::kill(first, SIGKILL);
+  EXPECT_EQ(testing::wait_for_exit(first, 30s), 128 + SIGKILL);
+  EXPECT_EQ(recorded_turns(out), std::vector<int>({1}));
+
+  const pid_t second = start_run(config, out);
+  ASSERT_EQ(testing::wait_for_exit(second, 120s), 0) << stderr_text();
+  EXPECT_EQ(recorded_turns(out), std::vector<int>({1, 2, 3}));
+  // 3 turns + exactly one retry, of turn 2, with the same conversation as the cut-off request.
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(testing::assistant_messages_in(requests[1].body), 1);
+  EXPECT_EQ(requests[2].body, requests[1].body);
+  EXPECT_EQ(testing::assistant_messages_in(requests[3].body), 2);
+  EXPECT_NE(stderr_text().find("resuming: 1 of 3 turns already done"), std::string::npos) << stderr_text();
+  auto doc = read_json_file(out + "/trajectories/" + kId + ".json");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(doc.value()["info"]["exit_status"], "completed");
+  EXPECT_EQ(doc.value()["messages"].size(), 8u);
+  expect_no_key_in(out);
+}
+
+TEST_F(RunCli, KillDuringEvaluationRedoesThatTurnWithOneRetry) {
+  std::atomic<int> turn2_requests{0};
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
+    const int turn = testing::assistant_messages_in(request.body) + 1;
+    // The first answer for turn 2 makes the fake evaluator sleep for a minute.
+    const bool slow = turn == 2 && turn2_requests++ == 0;
+    return testing::openai_answer(kernel_answer(turn, slow ? "sleep_ms=60000" : ""));
+  });
+  const std::string config = write_config(server.base_url());
+  const std::string out = tmp_ + "/run";
+  const std::string log = tmp_ + "/evals/evals.log";
+
+  const pid_t first = start_run(config, out);
+  ASSERT_TRUE(testing::wait_until(
+      [&] {
+        auto text = read_file(log, 1 << 16);
+        return text.ok() && text->find("start t2") != std::string::npos;
+      },
+      60s))
+      << stderr_text();
+  std::this_thread::sleep_for(100ms);
+  ::kill(first, SIGKILL);
+  EXPECT_EQ(testing::wait_for_exit(first, 30s), 128 + SIGKILL);
+  EXPECT_EQ(recorded_turns(out), std::vector<int>({1}));
+
+  const pid_t second = start_run(config, out);
+  ASSERT_EQ(testing::wait_for_exit(second, 120s), 0) << stderr_text();
+  EXPECT_EQ(recorded_turns(out), std::vector<int>({1, 2, 3}));
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[2].body, requests[1].body);
+  EXPECT_EQ(read_file(log, 1 << 16).value(), "start t1\nstart t2\nstart t2\nstart t3\n");
+  auto turn2 = read_json_file(out + "/turns/" + kId + "/turn2.json");
+  ASSERT_TRUE(turn2.ok());
+  EXPECT_EQ(turn2.value()["record"]["status"], "PASSED");
+  expect_no_key_in(out);
+}
+
+TEST_F(RunCli, NoApiKeyInAnyFileEvenWhenTheServerEchoesIt) {
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
+    const int turn = testing::assistant_messages_in(request.body) + 1;
+    if (request.index == 0)  // an error that quotes the key back
+      return testing::json_response(500, Json{{"error", {{"message", "upstream rejected " + request.headers.at("authorization")}}}});
+    return testing::openai_answer(kernel_answer(turn, ""));
+  });
+  const std::string out = tmp_ + "/run";
+  const pid_t run = start_run(write_config(server.base_url(), 2), out);
+  ASSERT_EQ(testing::wait_for_exit(run, 120s), 0) << stderr_text();
+  EXPECT_EQ(server.request_count(), 3);
+  auto turn1 = read_json_file(out + "/turns/" + kId + "/turn1.json");
+  ASSERT_TRUE(turn1.ok());
+  const std::string retry = turn1.value()["model"]["retries"][0].get<std::string>();
+  EXPECT_NE(retry.find("upstream rejected Bearer [REDACTED]"), std::string::npos) << retry;
+  expect_no_key_in(out);
+  EXPECT_EQ(stderr_text().find(kKey), std::string::npos);
+  auto plan = read_json_file(out + "/plan.json");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan.value()["config"]["models"][0]["api_key_env"], kKeyVar);  // the name, only
+}
+
+// The replay model through the real evaluation pipeline (compile and static analysis here; the
+// GPU stages run only where there is a GPU). The turns are recorded honestly: without a GPU,
+// INFRA_ERROR (gpu_skipped) and exit 3, never PASSED.
+TEST_F(RunCli, ReplayRunsTheWholePipelineAndResumesFromItsDirectoryAlone) {
+  const std::string out = tmp_ + "/replay";
+  ProcessSpec spec;
+  spec.argv = {PTXB_CLI_PATH, "run", "--model", "replay", "--task", "mha_bwd_d128", "--variants",
+               "base", "--trajectories", "1", "--turns", "2", "--out", out};
+  spec.timeout = std::chrono::milliseconds(600000);
+  auto ran = SystemProcessRunner().run(spec);
+  ASSERT_TRUE(ran.ok());
+  ASSERT_TRUE(ran->exit_code == 0 || ran->exit_code == 3) << ran->describe() << "\n" << ran->stderr_text;
+  auto text = read_file(out + "/turns.jsonl", 1 << 20);
+  ASSERT_TRUE(text.ok());
+  auto records = parse_turns_jsonl(text.value(), "turns.jsonl");
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 2u) << ran->stderr_text;
+  for (const auto& r : records.value()) {
+    EXPECT_TRUE(r.kernel_present);
+    EXPECT_EQ(r.key.model, "replay");
+    if (ran->exit_code == 3) {
+      EXPECT_EQ(r.status_name(), "INFRA_ERROR");
+      EXPECT_EQ(r.reason, "gpu_skipped");
+      EXPECT_EQ(r.target_instructions, "static_absent");  // the example uses no wgmma/TMA
+    }
+  }
+  if (ran->exit_code == 3) {
+    EXPECT_NE(ran->stderr_text.find("GPU stages were skipped"), std::string::npos);
+    auto turn1 = read_json_file(out + "/turns/replay__mha_bwd_d128__base__t0/turn1.json");
+    ASSERT_TRUE(turn1.ok());
+    EXPECT_EQ(turn1.value()["eval"]["compile"]["status"], "OK");
+    EXPECT_EQ(turn1.value()["eval"]["gpu_skipped"], true);
+  }
+  EXPECT_NE(ran->stdout_text.find("mha_bwd_d128"), std::string::npos) << ran->stdout_text;
+
+  // `--out DIR` alone resumes (here: finds nothing left) from the saved plan.
+  ProcessResult again = testing::run_cli({"run", "--out", out});
+  EXPECT_EQ(again.exit_code, ran->exit_code) << again.stderr_text;
+  EXPECT_NE(again.stderr_text.find("resuming: 2 of 2 turns already done"), std::string::npos) << again.stderr_text;
+
+  ProcessResult report = testing::run_cli({"report", out});
+  EXPECT_EQ(report.exit_code, 0) << report.stderr_text;
+  EXPECT_NE(report.stdout_text.find("mha_bwd_d128_S4096"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ptxb
