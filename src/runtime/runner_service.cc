@@ -164,10 +164,13 @@ Result<Json> RunnerService::handle_call(const Json& request) {
       ExternalCorrelationScope window(false, reply.external_id);
       invoke(params);
     }
+    // Right after `run` returned, before the runner's own CUDA calls: a thread the driver might
+    // start lazily during the synchronize is not the candidate's. (Adds to the host bracket,
+    // never to the device window.)
+    track_candidate_threads(threads_before);
     stream_status = cudaStreamSynchronize(stream_);
     const auto wall_end = std::chrono::steady_clock::now();
     reply.host_end_ns = cupti_now();
-    track_candidate_threads(threads_before);
     reply.host_wall_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall_end - wall_start).count());
     if (stream_status != cudaSuccess)
