@@ -10,7 +10,12 @@ ROOT=$(pwd)
 # --- Debian packages (the CUDA 13 toolkit itself is part of the machine image) ---
 APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-pip git
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libseccomp-dev libcurl4-openssl-dev libsqlite3-dev clang-format)
+  libseccomp-dev libcurl4-openssl-dev libsqlite3-dev clang-format zlib1g-dev
+  chromium)
+# chromium: the HTML report test renders the report headless (tests/report/html_browser_test.cc)
+# and scripts/report_screenshot.sh takes its screenshot. On a fresh Debian 12 machine it adds
+# about 250 packages, 200 MB of downloads (GTK, Mesa, fonts). zlib1g-dev: that test decodes the
+# screenshot PNG.
 # PyPI wheels, pinned: disassemblers (the toolkit here has none; 13.2.86 is the oldest 13.x on
 # PyPI, it reads 13.0 cubins), NVML headers, cuDNN frontend headers (header-only C++ API).
 PY_PACKAGES=(nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86

@@ -9,10 +9,11 @@
 
 namespace ptxb {
 
-// Per group: Fast_p and Fast^Inst_p curves at the largest turn limit (mean over variants as a
-// line, the min–max band over variants as a filled path of class "band", pooled as a dashed
-// line), turn correctness by turn index, the outcome breakdown, and the markdown tables in a
-// <pre> block.
+// Per group (model × task × arch), in a <section data-task="...">, five inline <svg
+// data-plot="...">: Fast^Inst_p and Fast_p at the largest turn limit (min–max band over variants
+// as a <path class="band">, the variant mean, the pooled value), correct turns by turn index,
+// speedup of correct turns by turn index, and the outcome breakdown. Then the report's tables
+// (report_tables) as <table id="table-pooled|table-variants|table-outcomes">. docs/report.md.
 std::string render_html(const std::vector<GroupMetrics>& groups,
                         const std::vector<Trajectory>& trajectories, const MetricsOptions& options);
 

@@ -88,28 +88,30 @@ std::string limits_title(const MetricsOptions& options) {
   return join(parts, "/");
 }
 
-void append_header(std::string& out, const std::vector<std::string>& identity,
-                   const std::vector<Column>& columns, const MetricsOptions& options) {
+std::vector<std::string> metric_header(const std::vector<std::string>& identity,
+                                       const std::vector<Column>& columns,
+                                       const MetricsOptions& options) {
   std::vector<std::string> titles = identity;
   for (const Column& column : columns)
     titles.push_back(fmt::format("{} {}", column.title, limits_title(options)));
-  out += "| " + join(titles, " | ") + " |\n";
-  out += "|" + std::string();
-  for (std::size_t i = 0; i < titles.size(); ++i) out += "---|";
-  out += "\n";
+  return titles;
 }
 
 // Two table rows: the target-instruction triplets, then the unrestricted ones in brackets.
 template <typename CellOf>
-void append_row_pair(std::string& out, const std::vector<std::string>& identity,
+void append_row_pair(ReportTable& table, const std::vector<std::string>& identity,
                      const std::vector<Column>& columns, CellOf cell_of) {
   std::vector<std::string> first = identity, second(identity.size(), "");
   for (const Column& column : columns) {
     first.push_back(cell_of(column, true));
-    second.push_back("(" + cell_of(column, false) + ")");
+    second.push_back(fmt::format("({})", cell_of(column, false)));
   }
-  out += "| " + join(first, " | ") + " |\n";
-  out += "| " + join(second, " | ") + " |\n";
+  table.rows.push_back(std::move(first));
+  table.rows.push_back(std::move(second));
+}
+
+std::string markdown_row(const std::vector<std::string>& cells) {
+  return "| " + join(cells, " | ") + " |\n";
 }
 
 std::string csv_field(const std::string& text) {
@@ -190,21 +192,23 @@ std::string format_metric(const std::optional<double>& value) {
   return value ? format_value(*value) : "—";
 }
 
-std::string render_markdown(const std::vector<GroupMetrics>& groups,
-                            const MetricsOptions& options) {
-  std::string out;
-  if (groups.empty()) return "No trajectories.\n";
-  std::vector<Column> columns = table_columns(options.ps);
-  out +=
-      "Cells: target-instruction figure (correct with dynamic_present target instructions),\n"
-      "then the unrestricted figure in brackets; each as a " +
-      limits_title(options) + " turns triplet. — = no correct turn.\n\n";
+std::string table_note(const MetricsOptions& options) {
+  return "Cells: target-instruction figure (correct with dynamic_present target instructions),\n"
+         "then the unrestricted figure in brackets; each as a " +
+         limits_title(options) + " turns triplet. — = no correct turn.";
+}
 
-  out += "## Pooled over prompt variants\n\n";
-  append_header(out, {"model", "task", "arch", "trajectories"}, columns, options);
+std::vector<ReportTable> report_tables(const std::vector<GroupMetrics>& groups,
+                                       const MetricsOptions& options) {
+  std::vector<Column> columns = table_columns(options.ps);
+  ReportTable pooled{"pooled",
+                     "Pooled over prompt variants",
+                     metric_header({"model", "task", "arch", "trajectories"}, columns, options),
+                     {}};
   for (const GroupMetrics& group : groups) {
     append_row_pair(
-        out, {group.model, group.workload_name, group.arch, std::to_string(group.n_trajectories)},
+        pooled,
+        {group.model, group.workload_name, group.arch, std::to_string(group.n_trajectories)},
         columns, [&](const Column& column, bool inst) {
           return triplet(group.limits, [&](const LimitMetrics& limit) {
             return column.value(limit.pooled, inst);
@@ -212,11 +216,13 @@ std::string render_markdown(const std::vector<GroupMetrics>& groups,
         });
   }
 
-  out += "\n## Per prompt variant, with the mean, min and max over variants\n\n";
-  append_header(out, {"model", "task", "arch", "variant"}, columns, options);
+  ReportTable variants{"variants",
+                       "Per prompt variant, with the mean, min and max over variants",
+                       metric_header({"model", "task", "arch", "variant"}, columns, options),
+                       {}};
   for (const GroupMetrics& group : groups) {
     for (std::size_t v = 0; v < group.variants.size(); ++v) {
-      append_row_pair(out, {group.model, group.workload_name, group.arch, group.variants[v]},
+      append_row_pair(variants, {group.model, group.workload_name, group.arch, group.variants[v]},
                       columns, [&](const Column& column, bool inst) {
                         return triplet(group.limits, [&](const LimitMetrics& limit) {
                           return column.value(limit.per_variant[v], inst);
@@ -225,7 +231,7 @@ std::string render_markdown(const std::vector<GroupMetrics>& groups,
     }
     for (int which = 0; which < 3; ++which) {
       std::string label = which == 0 ? "mean" : which == 1 ? "min" : "max";
-      append_row_pair(out, {group.model, group.workload_name, group.arch, label}, columns,
+      append_row_pair(variants, {group.model, group.workload_name, group.arch, label}, columns,
                       [&](const Column& column, bool inst) {
                         return triplet(group.limits, [&](const LimitMetrics& limit) {
                           return column.spread(limit.over_variants, inst, which);
@@ -235,21 +241,33 @@ std::string render_markdown(const std::vector<GroupMetrics>& groups,
   }
 
   // Outcomes over the widest window: every turn slot, so a row sums to trajectories × k.
-  out +=
-      "\n## Turn outcomes (pooled, ≤" + std::to_string(options.turn_limits.back()) + " turns)\n\n";
-  std::vector<std::string> titles = {"model", "task", "arch"};
+  ReportTable outcomes{
+      "outcomes",
+      "Turn outcomes (pooled, ≤" + std::to_string(options.turn_limits.back()) + " turns)",
+      {"model", "task", "arch"},
+      {}};
   for (std::size_t i = 0; i < kOutcomeCount; ++i)
-    titles.emplace_back(outcome_name(static_cast<Outcome>(i)));
-  titles.push_back("unknown checks");
-  out += "| " + join(titles, " | ") + " |\n|";
-  for (std::size_t i = 0; i < titles.size(); ++i) out += "---|";
-  out += "\n";
+    outcomes.header.emplace_back(outcome_name(static_cast<Outcome>(i)));
+  outcomes.header.push_back("unknown checks");
   for (const GroupMetrics& group : groups) {
     const WindowMetrics& widest = group.limits.back().pooled;
     std::vector<std::string> cells = {group.model, group.workload_name, group.arch};
     for (int count : widest.outcomes) cells.push_back(std::to_string(count));
     cells.push_back(std::to_string(widest.n_unknown_checks));
-    out += "| " + join(cells, " | ") + " |\n";
+    outcomes.rows.push_back(std::move(cells));
+  }
+  return {std::move(pooled), std::move(variants), std::move(outcomes)};
+}
+
+std::string render_markdown(const std::vector<GroupMetrics>& groups,
+                            const MetricsOptions& options) {
+  if (groups.empty()) return "No trajectories.\n";
+  std::string out = table_note(options) + "\n";
+  for (const ReportTable& table : report_tables(groups, options)) {
+    out += "\n## " + table.title + "\n\n" + markdown_row(table.header) + "|";
+    for (std::size_t i = 0; i < table.header.size(); ++i) out += "---|";
+    out += "\n";
+    for (const std::vector<std::string>& row : table.rows) out += markdown_row(row);
   }
   return out;
 }

@@ -13,6 +13,21 @@
 
 namespace ptxb {
 
+// One table of the report, as text cells: rendered as markdown here and as an HTML <table> by
+// html_report.cc, so both show the same figures.
+struct ReportTable {
+  std::string id;     // "pooled", "variants", "outcomes"
+  std::string title;  // "Pooled over prompt variants"
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// The pooled table, the per-variant table (with mean/min/max rows) and the outcome counts.
+std::vector<ReportTable> report_tables(const std::vector<GroupMetrics>& groups,
+                                       const MetricsOptions& options);
+// How to read a metric cell ("Cells: target-instruction figure ... triplet.").
+std::string table_note(const MetricsOptions& options);
+
 // Markdown tables (also what the terminal shows). Each metric cell is a ≤k triplet over the turn
 // limits, the target-instruction figure first and the unrestricted figure in brackets on the row
 // below, as in the paper's tables.

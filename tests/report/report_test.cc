@@ -130,17 +130,26 @@ TEST(ReportHtml, SelfContainedWithOneSvgPerPlotAndBands) {
     for (auto at = html.find(needle); at != std::string::npos; at = html.find(needle, at + 1)) ++n;
     return n;
   };
-  // Two groups × four plots (Fast^Inst_p, Fast_p, correctness by turn, outcomes).
-  EXPECT_EQ(count("<svg "), 8u);
+  // Two groups × five plots (Fast^Inst_p, Fast_p, correct turns and speedup by turn, outcomes).
+  EXPECT_EQ(count("<svg "), 10u);
   EXPECT_EQ(count("<path class=\"band\""), 4u);
   // Nothing fetched from elsewhere: no URL, script or external stylesheet.
   EXPECT_EQ(count("http"), 0u);
   EXPECT_EQ(count("<script"), 0u);
   EXPECT_EQ(count("<link"), 0u);
   // The tables are embedded with the golden values (pooled gemm inst turn correctness).
-  EXPECT_NE(html.find("0.200 / 0.300 / 0.200"), std::string::npos);
+  EXPECT_NE(html.find("<td>0.200 / 0.300 / 0.200</td>"), std::string::npos);
+  EXPECT_EQ(count("<table "), 3u);
   // gemm turn 2 is correct in 3 of 5 trajectories (no-hint t0, cm t0, cm t2).
   EXPECT_NE(html.find("<title>turn 2: 3/5</title>"), std::string::npos);
+  // Each plot's visible heading is its title (a format-argument slip once printed "44").
+  EXPECT_NE(html.find("font-weight=\"bold\">Fast_p (≤4 turns)</text>"), std::string::npos);
+}
+
+TEST(ReportHtml, NoTrajectoriesStillMakesAPage) {
+  std::string html = render_html({}, {}, MetricsOptions{});
+  EXPECT_NE(html.find("No trajectories."), std::string::npos);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,415 @@
+// PTXBench expert reference, task mha_with_lse_d128_causal, rung 2: warp specialization
+// (TMA producer warpgroup + 2 consumer warpgroups, setmaxnreg), ping-pong scheduling of the
+// consumers' GEMMs and intra-warpgroup overlap of softmax with the P·V GEMM (FA3's two ideas).
+//
+//   Q, K, V, O  [B, H, S, D] bf16 row-major (D innermost), B = 4, H = 48, D = 128 (task
+//               constants; B and H are taken from the arguments), S variable (benchmark 4096),
+//               S % 128 == 0 required (checked in run).
+//   LSE         [B, H, S] fp32, natural-log logsumexp of the scaled score row.
+//   O = softmax(Q·K^T / sqrt(D) [+ causal mask]) · V. Causal (kCausal = true, the _causal task)
+//   is top-left aligned: query i attends keys j <= i.
+//
+// Design
+//   Grid            (S/128 query tiles, B*H) = 32 x 192 = 6144 CTAs for S = 4096, one CTA per SM
+//                   (smem-bound); query tiles of one head run side by side and share K/V in L2.
+//                   Causal: tile index reversed (heaviest query tile of a head first).
+//   Threads         384 = 3 warpgroups, __launch_bounds__(384, 1):
+//                     warpgroup 0  producer: one elected lane of warp 0 issues every TMA load
+//                                  (Q once, then K_j and V_j per KV tile into a 3-stage ring).
+//                     warpgroups 1-2 consumers c = 0, 1: query rows 64c..64c+63 of the tile.
+//   Register split  setmaxnreg: producer dec to 24, consumers inc to 240
+//                   (128*24 + 256*240 = 64,512 <= 65,536).
+//   Consumer round r (r = 0..n, n = KV tiles of this query tile):
+//                   [wait my turn: named barrier 1+c]
+//                   issue S_r = Q_c·K_r^T (8 x wgmma.m64n128k16 SS)        if r < n
+//                   issue O += P_{r-1}·V_{r-1} (16 x wgmma.m64n64k16 RS)   if r > 0
+//                   [hand the tensor cores to the other consumer: named barrier 2-c]
+//                   wait S_r; causal diagonal mask; online softmax (base 2) -> P_r in fp32,
+//                     while the tensor cores still run P_{r-1}·V_{r-1} (intra-warpgroup overlap)
+//                     and the other consumer's GEMMs (ping-pong)
+//                   wait P·V; release stage of tile r-1; O *= alpha_r; P_r -> bf16 RS fragments
+//   Shared memory   Q 32 KiB + 3 stages x (K 32 KiB + V 32 KiB) = 224 KiB + 10 barriers + 1 KiB
+//                   alignment slack = 230,480 B. Every 128-wide row is two 64-element (128 B)
+//                   slabs, each one TMA box {64, 128} with 128B swizzle.
+//   Pipeline        depth 3. kfull[s], vfull[s]: 1 arrival (the producer's arrive.expect_tx) +
+//                   32 KiB of TMA bytes; empty[s]: 2 arrivals (one per consumer, after its P·V
+//                   GEMM of the tile in stage s completed). K and V have separate full barriers
+//                   so S = Q·K^T starts before V has landed.
+//   Epilogue        O = acc / l -> bf16x2 4-byte global stores from the accumulator fragment;
+//                   LSE = (m2 + log2 l) * ln 2 written by lane%4 == 0 for its two rows.
+//
+// Build: ptxbench compile rung2_warp_specialized.cu --task mha_with_lse_d128_causal
+//        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
+// Measured speed (H200, 2026-11-29, `ptxbench eval --seed 5`, CUPTI medians, L2 flushed):
+//   1.377 ms vs cuDNN 1.334 ms = 0.968x (S=4096, causal half counted: 599 TFLOP/s); S=1024: 0.912x;
+//   S=8192: 1.016x. PASSED with target instructions dynamic_present at every S; ptxas: 168
+//   registers at launch (consumers raise theirs with setmaxnreg), 0 spills, no wgmma serialisation
+//   warning. Three-seed runs: bench/results/reference_solutions.md.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "ptxb/hopper.cuh"
+
+namespace {
+
+// kCausal and kTaskName (and the header's task name) are all that differ between the files of
+// mha_with_lse_d128 and mha_with_lse_d128_causal.
+constexpr bool kCausal = true;
+constexpr const char* kTaskName = "mha_with_lse_d128_causal";
+
+constexpr int kD = 128;        // head dim (task constant)
+constexpr int kBM = 128;       // query rows per CTA
+constexpr int kBN = 128;       // keys per KV tile
+constexpr int kSlabCols = 64;  // 64 bf16 = 128 B = one 128B-swizzle span (TMA box inner dim)
+constexpr int kStages = 3;
+constexpr int kConsumers = kBM / 64;
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+
+constexpr uint32_t kSlabBytes = kBM * kSlabCols * 2;       // 16 KiB: 128 rows x 128 B
+constexpr uint32_t kTileBytes = 2 * kSlabBytes;            // 32 KiB: 128 rows x 128 cols
+constexpr uint32_t kWarpgroupQBytes = 64 * kSlabCols * 2;  // 8 KiB: rows 64c.. of a slab
+constexpr uint32_t kQOffset = 0;
+constexpr uint32_t kKOffset = kQOffset + kTileBytes;
+constexpr uint32_t kVOffset = kKOffset + kStages * kTileBytes;
+constexpr uint32_t kBarOffset = kVOffset + kStages * kTileBytes;
+constexpr uint32_t kNumBarriers = 1 + 3 * kStages;  // qfull, kfull[], vfull[], empty[]
+constexpr uint32_t kSmemBytes = kBarOffset + kNumBarriers * 8 + 1024;  // + alignment slack
+
+// Softmax in base 2: s2 = s * log2(e) / sqrt(D); exp(x) = exp2(x * log2(e)).
+constexpr float kScaleLog2 = 1.4426950408889634f / 11.313708498984761f;  // log2(e) / sqrt(128)
+constexpr float kLn2 = 0.6931471805599453f;
+
+static_assert(kD == 2 * kSlabCols, "D = 128 = two 128-byte swizzle slabs");
+static_assert(kBM == kBN, "causal diagonal logic assumes square tiles");
+static_assert(kSlabBytes % 1024 == 0 && kWarpgroupQBytes % 1024 == 0 && kTileBytes % 1024 == 0,
+              "operand tiles must stay 1024-byte aligned (128B swizzle atom, base offset 0)");
+static_assert(kSmemBytes <= 227 * 1024, "dynamic shared memory per block is at most 227 KiB");
+static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
+              "setmaxnreg split must fit the 64K-register file");
+
+__device__ __forceinline__ float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    mha_fwd_ws_kernel(const __grid_constant__ CUtensorMap tmap_q,
+                      const __grid_constant__ CUtensorMap tmap_k,
+                      const __grid_constant__ CUtensorMap tmap_v, __nv_bfloat16* __restrict__ O,
+                      float* __restrict__ LSE, int S) {
+  extern __shared__ uint8_t smem_raw[];
+  // 128B swizzle = XOR of address bits 4-6 with bits 7-9: every operand tile starts on 1024 B.
+  uint8_t* smem = smem_raw + ((1024u - (ptxb::smem_u32(smem_raw) & 1023u)) & 1023u);
+  uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kBarOffset);
+  uint64_t* qfull = bars;
+  uint64_t* kfull = bars + 1;
+  uint64_t* vfull = bars + 1 + kStages;
+  uint64_t* empty = bars + 1 + 2 * kStages;
+
+  const int warpgroup = threadIdx.x / 128;
+  const int wg_tid = threadIdx.x % 128;
+
+  const int num_q_tiles = S / kBM;
+  const int q_tile =
+      kCausal ? (num_q_tiles - 1 - static_cast<int>(blockIdx.x)) : static_cast<int>(blockIdx.x);
+  const int head_row0 = static_cast<int>(blockIdx.y) * S;  // row of (b, h, 0) in {D, B*H*S}
+  const int q_row0 = head_row0 + q_tile * kBM;
+  // Causal: key tiles 0..q_tile (tile q_tile is the diagonal one); tiles above are skipped.
+  const int num_kv_tiles = kCausal ? (q_tile + 1) : (S / kBN);
+
+  if (threadIdx.x == 0) {
+    ptxb::prefetch_tensormap(&tmap_q);
+    ptxb::prefetch_tensormap(&tmap_k);
+    ptxb::prefetch_tensormap(&tmap_v);
+    ptxb::mbar_init(qfull, 1);
+    for (int s = 0; s < kStages; ++s) {
+      ptxb::mbar_init(&kfull[s], 1);  // the producer's arrive.expect_tx
+      ptxb::mbar_init(&vfull[s], 1);
+      ptxb::mbar_init(&empty[s], kConsumers);  // one elected thread per consumer
+    }
+    ptxb::fence_mbarrier_init();  // inits visible to the async proxy before TMA signals them
+  }
+  // The only CTA-wide barrier: after it the roles synchronise through mbarriers and the two
+  // named scheduling barriers alone.
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---------------- producer ----------------
+    ptxb::setmaxnreg_dec<kProducerRegs>();  // warpgroup-collective; frees registers
+    if (wg_tid / 32 == 0 && ptxb::elect_one_sync()) {
+      ptxb::mbar_arrive_expect_tx(qfull, kTileBytes);
+      ptxb::tma_load(smem + kQOffset, &tmap_q, qfull, 0, q_row0);
+      ptxb::tma_load(smem + kQOffset + kSlabBytes, &tmap_q, qfull, kSlabCols, q_row0);
+      for (int j = 0; j < num_kv_tiles; ++j) {
+        const int s = j % kStages;
+        // Phase parity of the ring pass: on the first pass the wait on parity 1 (the phase
+        // before the fresh barrier's phase 0) falls through (PTX ISA mbarrier.try_wait.parity).
+        const uint32_t parity = static_cast<uint32_t>(j / kStages) & 1u;
+        ptxb::mbar_wait(&empty[s], parity ^ 1u);
+        const int row = head_row0 + j * kBN;
+        uint8_t* k_dst = smem + kKOffset + s * kTileBytes;
+        uint8_t* v_dst = smem + kVOffset + s * kTileBytes;
+        ptxb::mbar_arrive_expect_tx(&kfull[s], kTileBytes);
+        ptxb::tma_load(k_dst, &tmap_k, &kfull[s], 0, row);
+        ptxb::tma_load(k_dst + kSlabBytes, &tmap_k, &kfull[s], kSlabCols, row);
+        ptxb::mbar_arrive_expect_tx(&vfull[s], kTileBytes);
+        ptxb::tma_load(v_dst, &tmap_v, &vfull[s], 0, row);
+        ptxb::tma_load(v_dst + kSlabBytes, &tmap_v, &vfull[s], kSlabCols, row);
+      }
+      // Tail: the issuing thread stays until the consumers released its last fills (every
+      // load it issued has landed and been consumed). Slot of tile j is released once per fill.
+      for (int j = (num_kv_tiles > kStages ? num_kv_tiles - kStages : 0); j < num_kv_tiles; ++j) {
+        ptxb::mbar_wait(&empty[j % kStages], static_cast<uint32_t>(j / kStages) & 1u);
+      }
+    }
+    return;  // producer warps 1-3 and idle lanes retire
+  }
+
+  // ---------------- consumers ----------------
+  ptxb::setmaxnreg_inc<kConsumerRegs>();
+  const int c = warpgroup - 1;
+  const int warp = wg_tid / 32, lane = wg_tid % 32;
+  // Ping-pong: consumer c issues its GEMMs after named barrier 1+c completes, then arrives on
+  // the other consumer's barrier 2-c. Each barrier needs 256 threads: this consumer's 128 that
+  // sync plus the other's 128 that arrive.
+  const uint32_t my_turn = 1 + c, other_turn = 2 - c;
+
+  // Descriptors (contract 3.1): Q and K K-major, 128B swizzle; V MN-major B of P·V (see rung 1:
+  // LBO = SBO = 1024 B, one wgmma per 64-column slab, k16 step = +2048 B).
+  const uint64_t desc_q0 = ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(
+      smem + kQOffset + c * kWarpgroupQBytes);
+  const uint64_t desc_k0 = ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(smem + kKOffset);
+  const uint64_t desc_v0 =
+      ptxb::make_wgmma_desc(ptxb::smem_u32(smem + kVOffset), 1024, 1024, ptxb::SmemSwizzle::k128B);
+
+  float o_lo[kSlabCols / 2];  // O columns 0..63   (m64n64 accumulator fragment)
+  float o_hi[kSlabCols / 2];  // O columns 64..127
+#pragma unroll
+  for (int i = 0; i < kSlabCols / 2; ++i) {
+    o_lo[i] = 0.f;
+    o_hi[i] = 0.f;
+  }
+  float sacc[kBN / 2];
+  uint32_t pfrag[kBN / 16][4];
+  float m_run[2] = {-INFINITY, -INFINITY};
+  float l_run[2] = {0.f, 0.f};
+  const int tile_row0 = c * 64 + 16 * warp + lane / 4;  // query row of accumulator rows h = 0
+
+  if (c == 1) ptxb::named_barrier_arrive(1, 256);  // consumer 0 takes the first turn
+  ptxb::mbar_wait(qfull, 0);
+
+  // The three round shapes (first: S only; steady: S and P·V; last: P·V only) are written out
+  // separately so that no wgmma sits under a data-dependent branch: ptxas serialises wgmmas in
+  // paths it cannot prove warp-uniform (C7520) and the overlap would be lost.
+  // The mbarrier waits (spin loops) come before the named barrier and wgmma.fence: a wgmma
+  // behind a loop exit in the same batch is another path ptxas treats as divergent.
+  auto wait_k = [&](int j) {
+    ptxb::mbar_wait(&kfull[j % kStages], static_cast<uint32_t>(j / kStages) & 1u);
+  };
+  auto wait_v = [&](int j) {
+    ptxb::mbar_wait(&vfull[j % kStages], static_cast<uint32_t>(j / kStages) & 1u);
+  };
+  auto issue_s = [&](int r) {
+    const int s = r % kStages;
+    const uint64_t desc_k = ptxb::wgmma_desc_advance(desc_k0, s * kTileBytes);
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
+      ptxb::wgmma_bf16_ss<kBN>(sacc, ptxb::wgmma_desc_advance(desc_q0, off),
+                               ptxb::wgmma_desc_advance(desc_k, off), kk > 0);
+    }
+    ptxb::wgmma_commit_group();
+  };
+  auto issue_pv = [&](int j) {  // O += P_j · V_j
+    const int s = j % kStages;
+    const uint64_t desc_v = ptxb::wgmma_desc_advance(desc_v0, s * kTileBytes);
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) {
+      const uint32_t off = kk * 16 * 128;  // 16 keys x 128 B rows
+      ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(o_lo, pfrag[kk],
+                                              ptxb::wgmma_desc_advance(desc_v, off), true);
+      ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(
+          o_hi, pfrag[kk], ptxb::wgmma_desc_advance(desc_v, kSlabBytes + off), true);
+    }
+    ptxb::wgmma_commit_group();
+  };
+  // Online softmax of S_r (base 2): P_r in sacc (fp32), alpha = rescale factor of older rows.
+  auto softmax = [&](int r, float(&alpha)[2]) {
+    ptxb::wgmma_fence_operand(sacc);
+    // Accumulator fragment: sacc[i] of (warp w, lane l) is row 16w + l/4 + 8*((i/2)%2),
+    // key 8*(i/4) + 2*(l%4) + i%2 (PTX ISA "Register Fragments").
+    if (kCausal && r == q_tile) {
+#pragma unroll
+      for (int i = 0; i < kBN / 2; ++i) {
+        const int row = tile_row0 + 8 * ((i / 2) % 2);
+        const int col = 8 * (i / 4) + 2 * (lane % 4) + (i % 2);
+        if (col > row) sacc[i] = -INFINITY;
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int jn = 0; jn < kBN / 8; ++jn) {
+        mx = fmaxf(mx, fmaxf(sacc[4 * jn + 2 * h], sacc[4 * jn + 2 * h + 1]));
+      }
+      mx = quad_max(mx);
+      // Key tile 0 comes first and its key 0 is visible to every query, so m_new is finite
+      // from the first tile on: no -inf - -inf below.
+      const float m_new = fmaxf(m_run[h], mx * kScaleLog2);
+      alpha[h] = ptxb::exp2_approx(m_run[h] - m_new);  // 0 on the first tile
+      m_run[h] = m_new;
+      float sum = 0.f;
+#pragma unroll
+      for (int jn = 0; jn < kBN / 8; ++jn) {
+        const float p0 = ptxb::exp2_approx(fmaf(sacc[4 * jn + 2 * h], kScaleLog2, -m_new));
+        const float p1 = ptxb::exp2_approx(fmaf(sacc[4 * jn + 2 * h + 1], kScaleLog2, -m_new));
+        sacc[4 * jn + 2 * h] = p0;
+        sacc[4 * jn + 2 * h + 1] = p1;
+        sum += p0 + p1;
+      }
+      l_run[h] = l_run[h] * alpha[h] + sum;
+    }
+  };
+  auto pv_done = [&](int j) {  // after wait_group: P_j·V_j complete, stage of tile j free
+    ptxb::wgmma_fence_operand(o_lo);
+    ptxb::wgmma_fence_operand(o_hi);
+    if (wg_tid == 0) ptxb::mbar_arrive(&empty[j % kStages]);
+  };
+  // O holds the P·V sum scaled to the previous maximum; bring it to the new one, then repack
+  // P_r as RS A fragments (contract 3.2: k16 slice kk = accumulator registers 8kk..8kk+7).
+  auto rescale_and_pack = [&](const float(&alpha)[2]) {
+#pragma unroll
+    for (int i = 0; i < kSlabCols / 2; ++i) {
+      const float a = alpha[(i / 2) % 2];
+      o_lo[i] *= a;
+      o_hi[i] *= a;
+    }
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        pfrag[kk][q] = ptxb::pack_bf16x2(sacc[8 * kk + 2 * q], sacc[8 * kk + 2 * q + 1]);
+      }
+    }
+  };
+
+  // Round 0: S_0 only.
+  {
+    wait_k(0);
+    ptxb::named_barrier_sync(my_turn, 256);
+    ptxb::wgmma_fence();
+    issue_s(0);
+    ptxb::named_barrier_arrive(other_turn, 256);
+    ptxb::wgmma_wait_group<0>();
+    float alpha[2];
+    softmax(0, alpha);
+    rescale_and_pack(alpha);
+  }
+  // Steady rounds: S_r and P_{r-1}·V_{r-1} in flight together; softmax of S_r overlaps P·V.
+  for (int r = 1; r < num_kv_tiles; ++r) {
+    wait_k(r);
+    wait_v(r - 1);
+    ptxb::named_barrier_sync(my_turn, 256);
+    ptxb::wgmma_fence();  // sacc, O and pfrag were last written by ordinary instructions
+    issue_s(r);
+    issue_pv(r - 1);
+    ptxb::named_barrier_arrive(other_turn, 256);
+    ptxb::wgmma_wait_group<1>();  // S_r (the older group) is complete
+    float alpha[2];
+    softmax(r, alpha);
+    ptxb::wgmma_wait_group<0>();
+    pv_done(r - 1);
+    rescale_and_pack(alpha);
+  }
+  // Last round: P_{n-1}·V_{n-1} only. Consumer 1 skips its arrive: barrier 1 has no sync left
+  // to pair with it (each consumer syncs n+1 times, on n+1 arrivals of the other).
+  {
+    wait_v(num_kv_tiles - 1);
+    ptxb::named_barrier_sync(my_turn, 256);
+    ptxb::wgmma_fence();
+    issue_pv(num_kv_tiles - 1);
+    if (c == 0) ptxb::named_barrier_arrive(other_turn, 256);
+    ptxb::wgmma_wait_group<0>();
+    pv_done(num_kv_tiles - 1);
+  }
+
+  // ---- epilogue ----
+  float inv_l[2], lse[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float l = quad_sum(l_run[h]);
+    inv_l[h] = 1.f / l;
+    lse[h] = (m_run[h] + log2f(l)) * kLn2;  // natural log: m/log2(e) + ln(l)
+  }
+  const int64_t row_g = static_cast<int64_t>(q_row0) + tile_row0;  // global row of h = 0
+  const int col_base = 2 * (lane % 4);
+#pragma unroll
+  for (int i = 0; i < kSlabCols / 2; i += 2) {
+    const int h = (i / 2) % 2;
+    const int64_t row = row_g + 8 * h;
+    const int col = col_base + 8 * (i / 4);
+    __nv_bfloat16* dst = O + row * kD + col;
+    *reinterpret_cast<__nv_bfloat162*>(dst) =
+        __floats2bfloat162_rn(o_lo[i] * inv_l[h], o_lo[i + 1] * inv_l[h]);
+    *reinterpret_cast<__nv_bfloat162*>(dst + kSlabCols) =
+        __floats2bfloat162_rn(o_hi[i] * inv_l[h], o_hi[i + 1] * inv_l[h]);
+  }
+  if (lane % 4 == 0) {
+    LSE[row_g] = lse[0];
+    LSE[row_g + 8] = lse[1];
+  }
+}
+
+}  // namespace
+
+void run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O,
+         float* LSE, int64_t B, int64_t H, int64_t D, int64_t S, cudaStream_t stream) {
+  const int64_t rows = B * H * S;
+  if (D != kD || S <= 0 || S % kBM != 0 || B <= 0 || H <= 0 || B * H > 65535 ||
+      rows > (int64_t{1} << 31) - 1) {
+    std::fprintf(stderr,
+                 "%s rung2: unsupported shape B=%lld H=%lld D=%lld S=%lld (need D=128, "
+                 "S %% 128 == 0, B*H <= 65535)\n",
+                 kTaskName, static_cast<long long>(B), static_cast<long long>(H),
+                 static_cast<long long>(D), static_cast<long long>(S));
+    return;
+  }
+  // 2-D views {D, B*H*S} (innermost first), row pitch D*2 bytes; box {64, 128} with 128B swizzle
+  // = one 128-row x 64-column slab. A tile never straddles heads because S % 128 == 0.
+  // Tensor maps depend only on the pointers and S: cached across calls (allowed launch setup).
+  static const void* cached_ptrs[3] = {nullptr, nullptr, nullptr};
+  static int64_t cached_rows = -1;
+  static CUtensorMap tmap_q, tmap_k, tmap_v;
+  if (cached_ptrs[0] != Q || cached_ptrs[1] != K || cached_ptrs[2] != V || cached_rows != rows) {
+    if (ptxb::make_tensor_map_2d_bf16(&tmap_q, Q, static_cast<uint64_t>(rows), kD, kD, kBM,
+                                      kSlabCols, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
+        ptxb::make_tensor_map_2d_bf16(&tmap_k, K, static_cast<uint64_t>(rows), kD, kD, kBN,
+                                      kSlabCols, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
+        ptxb::make_tensor_map_2d_bf16(&tmap_v, V, static_cast<uint64_t>(rows), kD, kD, kBN,
+                                      kSlabCols, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS) {
+      cached_rows = -1;
+      return;  // make_tensor_map already printed the reason
+    }
+    cudaFuncSetAttribute(mha_fwd_ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         kSmemBytes);
+    cached_ptrs[0] = Q;
+    cached_ptrs[1] = K;
+    cached_ptrs[2] = V;
+    cached_rows = rows;
+  }
+  const dim3 grid(static_cast<unsigned>(S / kBM), static_cast<unsigned>(B * H));
+  mha_fwd_ws_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tmap_q, tmap_k, tmap_v, O, LSE,
+                                                            static_cast<int>(S));
+}
