@@ -334,6 +334,8 @@ std::optional<std::string> symbol_denial(const std::string& raw_name) {
       "__cxa_end_catch", "__cxa_rethrow", "__cxa_throw", "__cxa_allocate_exception",
       "__cxa_free_exception", "__cxa_pure_virtual", "__cxa_thread_atexit_impl", "__tls_get_addr",
       "__stack_chk_fail", "__errno_location", "__assert_fail", "abort", "exit", "atexit",
+      // glibc's flag that libstdc++ reads inline (std::shared_ptr reference counts)
+      "__libc_single_threaded",
       // memory and strings
       "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "memalign",
       "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strnlen", "strcmp", "strncmp",
