@@ -24,6 +24,7 @@ struct CompileFlags {
   std::string arch;
   bool no_cache = false;
   bool json = false;
+  bool disable_static_checks = false;
 };
 
 void print_summary(const CompileResult& result) {
@@ -83,6 +84,11 @@ CommandSpec make_compile_command() {
                 ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
             app.add_flag("--no-cache", flags->no_cache, "Recompile even if a cached result exists");
             app.add_flag("--json", flags->json, "Print the full compile result as JSON");
+            // Test-only, like eval's: compiles what `eval --test-disable-static-checks` will
+            // load (a separate cache entry), so the adversarial suite can warm the cache.
+            app.add_flag("--test-disable-static-checks", flags->disable_static_checks,
+                         "(integrity suite only) record forbidden headers/symbols, build anyway")
+                ->group("");
             return [flags, &globals]() -> Result<int> {
 #ifndef PTXB_HAVE_TASK_REGISTRY
               (void)globals;
@@ -96,6 +102,7 @@ CommandSpec make_compile_command() {
               request.options = CompileOptions::defaults();
               request.options.arch = flags->arch.empty() ? task->arch : flags->arch;
               request.options.use_cache = !flags->no_cache;
+              request.options.enforce_forbidden = !flags->disable_static_checks;
               // The size limit is enforced before reading too, so a huge file is never loaded.
               auto source = read_file(flags->kernel_path, request.options.max_source_bytes);
               if (!source.ok()) return source.error();

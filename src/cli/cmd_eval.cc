@@ -30,6 +30,7 @@ struct EvalFlags {
   bool no_ncu = false;
   bool feedback = false;
   bool reference_as_candidate = false;
+  bool disable_static_checks = false;
 };
 
 Status append_traces(const std::string& path, const EvalResult& result, const Task& task,
@@ -76,6 +77,12 @@ CommandSpec make_eval_command() {
             app.add_flag("--test-reference-as-candidate", flags->reference_as_candidate,
                          "(benchmarks only) time the reference library in the candidate slot")
                 ->group("");
+            // Test-only entry for the adversarial suite (scripts/integrity_suite.sh): forbidden
+            // headers/symbols are recorded but do not stop the evaluation, to show that the
+            // run-time checks and the sandbox stop a candidate by themselves.
+            app.add_flag("--test-disable-static-checks", flags->disable_static_checks,
+                         "(integrity suite only) record forbidden headers/symbols, run anyway")
+                ->group("");
             return [flags, &globals]() -> Result<int> {
               PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
               PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
@@ -91,6 +98,7 @@ CommandSpec make_eval_command() {
               request.options.ncu = !flags->no_ncu;
               request.options.trials = flags->trials;
               request.options.reference_as_candidate = flags->reference_as_candidate;
+              request.options.disable_static_checks = flags->disable_static_checks;
               SystemProcessRunner processes;
               PTXB_ASSIGN_OR_RETURN(EvalResult result,
                                     evaluate(request, registry, globals.tasks_dirs,

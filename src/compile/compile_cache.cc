@@ -35,6 +35,8 @@ std::string compile_cache_key(const CompileRequest& request, const ToolchainInfo
   hash_field(hash, "source", request.source);
   hash_field(hash, "signature", request.signature.declaration());
   hash_field(hash, "arch", request.options.arch);
+  // Only when off, so the keys of every normal compile stay what they were.
+  if (!request.options.enforce_forbidden) hash_field(hash, "enforce_forbidden", "off");
   for (const auto& arg : compile_command) hash_field(hash, "compile_arg", arg);
   for (const auto& arg : link_command) hash_field(hash, "link_arg", arg);
   hash_field(hash, "toolchain", toolchain.fingerprint());

@@ -19,7 +19,8 @@
 namespace ptxb {
 
 // Bumped whenever the pipeline's output for the same inputs changes (new analysis fields...).
-inline constexpr const char* kCompileCacheFormat = "ptxbench-compile-v1";
+// v2: the symbol allow-list grew (nanosleep, sched_yield, __libc_single_threaded).
+inline constexpr const char* kCompileCacheFormat = "ptxbench-compile-v2";
 
 std::string compile_cache_key(const CompileRequest& request, const ToolchainInfo& toolchain,
                               const std::vector<std::string>& compile_command,

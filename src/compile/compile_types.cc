@@ -45,7 +45,8 @@ Json compile_options_to_json(const CompileOptions& options) {
               {"max_source_bytes", options.max_source_bytes},
               {"log_cap_bytes", options.log_cap_bytes},
               {"include_dirs", options.include_dirs},
-              {"cache_dir", options.cache_dir}};
+              {"cache_dir", options.cache_dir},
+              {"enforce_forbidden", options.enforce_forbidden}};
 }
 
 Result<CompileOptions> compile_options_from_json(const Json& json) {
@@ -54,6 +55,7 @@ Result<CompileOptions> compile_options_from_json(const Json& json) {
   try {
     options.arch = json.value("arch", options.arch);
     options.use_cache = json.value("use_cache", options.use_cache);
+    options.enforce_forbidden = json.value("enforce_forbidden", options.enforce_forbidden);
     if (json.contains("timeout_s"))
       options.timeout = std::chrono::milliseconds(
           static_cast<long long>(json.at("timeout_s").get<double>() * 1000));

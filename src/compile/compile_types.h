@@ -33,6 +33,10 @@ struct CompileOptions {
   std::size_t log_cap_bytes = 64u << 10;  // compile log kept in the result
   std::vector<std::string> include_dirs;  // knowledge-pack wrapper headers (-I), resolved
   std::string cache_dir;                  // content-addressed store of artifacts
+  // Test-only (EvalOptions::disable_static_checks): forbidden headers and symbols are recorded
+  // in `forbidden` but the compile still succeeds, so the run-time checks and the sandbox can be
+  // shown to stop the candidate by themselves. Part of the cache key when off.
+  bool enforce_forbidden = true;
 
   // Defaults: include_dirs = every <repo>/packs/*/include that exists; cache_dir =
   // $PTXBENCH_CACHE_DIR, else ~/.cache/ptxbench/compile.

@@ -334,6 +334,8 @@ std::optional<std::string> symbol_denial(const std::string& raw_name) {
       "__cxa_end_catch", "__cxa_rethrow", "__cxa_throw", "__cxa_allocate_exception",
       "__cxa_free_exception", "__cxa_pure_virtual", "__cxa_thread_atexit_impl", "__tls_get_addr",
       "__stack_chk_fail", "__errno_location", "__assert_fail", "abort", "exit", "atexit",
+      // glibc's flag that libstdc++ reads inline (std::shared_ptr reference counts)
+      "__libc_single_threaded",
       // memory and strings
       "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "memalign",
       "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strnlen", "strcmp", "strncmp",
@@ -347,6 +349,9 @@ std::optional<std::string> symbol_denial(const std::string& raw_name) {
       "strtol", "strtoll", "strtoul", "strtoull", "strtod", "strtof", "atoi", "atol", "atof",
       "qsort", "bsearch", "rand", "srand", "clock", "time", "clock_gettime", "gettimeofday",
       "getenv",
+      // sleeping and yielding (std::this_thread::sleep_for/yield inline these): harmless, the
+      // host timeline is not what is timed
+      "nanosleep", "clock_nanosleep", "sched_yield",
       // threads (std::mutex, std::call_once, static initialisation)
       "pthread_once", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread_key_create",
       "pthread_getspecific", "pthread_setspecific",

@@ -59,12 +59,17 @@ class EvalDevice {
   virtual Status setup(const Task& task, const std::vector<std::uint64_t>& set_seeds) = 0;
   // Fresh inputs (and reference outputs) for one set, in place (anti-caching, DESIGN §3.4).
   virtual Status regenerate(int set, std::uint64_t seed) = 0;
+  // Rewrites one block of 1/256 of each generated input of the set in place (offset from the
+  // seed) and recomputes the reference: a cache keyed by a sample of the values misses it.
+  virtual Status perturb(int set, std::uint64_t seed) = 0;
   // IPC handles of every set's inputs and outputs, and the parameter list of each set.
   virtual Result<BindRequest> bind_request() = 0;
   // Fills the set's outputs with trial `trial`'s poison pattern.
   virtual Status poison(int set, int trial) = 0;
   // Order-sensitive hash of the set's inputs (the "inputs unchanged" check).
   virtual Result<std::uint64_t> input_hash(int set) = 0;
+  // The same over the set's outputs as the candidate left them (the cached-output check).
+  virtual Result<std::uint64_t> output_hash(int set) = 0;
   // Compares every output of the set with its reference (trial's poison counted).
   virtual Result<std::vector<OutputCheck>> check(int set, int trial) = 0;
   // Full-write check: observe the set's outputs after a call made on `trial`'s poison; after

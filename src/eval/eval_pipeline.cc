@@ -75,6 +75,7 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   CompileRequest compile_request;
   compile_request.options = CompileOptions::defaults();
   compile_request.options.arch = result.arch;
+  compile_request.options.enforce_forbidden = !request.options.disable_static_checks;
   compile_request.source = request.source;
   compile_request.source_name = request.source_name;
   compile_request.signature = make_run_signature(task->definition);

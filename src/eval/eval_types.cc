@@ -68,6 +68,7 @@ Json EvalOptions::to_json() const {
               {"timing", timing.to_json()},
               {"reference_as_candidate", reference_as_candidate},
               {"unsafe_no_sandbox", unsafe_no_sandbox},
+              {"disable_static_checks", disable_static_checks},
               {"runner_start_timeout_seconds", runner_start_timeout_seconds},
               {"sanitizer_timeout_seconds", sanitizer_timeout_seconds},
               {"ncu_timeout_seconds", ncu_timeout_seconds}};
@@ -84,6 +85,8 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   PTXB_RETURN_IF_ERROR(read_optional(json, "trials", o.trials, what));
   PTXB_RETURN_IF_ERROR(read_optional(json, "reference_as_candidate", o.reference_as_candidate, what));
   PTXB_RETURN_IF_ERROR(read_optional(json, "unsafe_no_sandbox", o.unsafe_no_sandbox, what));
+  PTXB_RETURN_IF_ERROR(
+      read_optional(json, "disable_static_checks", o.disable_static_checks, what));
   PTXB_RETURN_IF_ERROR(
       read_optional(json, "runner_start_timeout_seconds", o.runner_start_timeout_seconds, what));
   PTXB_RETURN_IF_ERROR(
@@ -201,6 +204,8 @@ Json WorkloadEval::to_json() const {
   j["physical_floor_ms"] = physical_floor_ms;
   j["reference"] = reference;
   j["runner"] = runner;
+  j["integrity"] = integrity;
+  j["flags"] = flags;
   return j;
 }
 
@@ -230,6 +235,8 @@ Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   w.physical_floor_ms = j.value("physical_floor_ms", 0.0);
   w.reference = j.value("reference", Json::object());
   w.runner = j.value("runner", Json::object());
+  w.integrity = j.value("integrity", Json::object());
+  w.flags = j.value("flags", std::vector<std::string>{});
   return w;
 }
 

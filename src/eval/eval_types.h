@@ -31,6 +31,10 @@ struct EvalOptions {
   // check is off for it, and the trace says so.
   bool reference_as_candidate = false;
   bool unsafe_no_sandbox = false;  // recorded; the sandbox itself is issue 5's
+  // Test-only (the adversarial suite, docs/integrity.md): forbidden headers and symbols are
+  // recorded but do not stop the evaluation, so the run-time checks and the sandbox can be shown
+  // to stop a candidate on their own. Never set for a real evaluation; the trace records it.
+  bool disable_static_checks = false;
   double runner_start_timeout_seconds = 60.0;  // spawn → hello → load → bind
   double sanitizer_timeout_seconds = 300.0;    // memcheck slows kernels 10-100x
   double ncu_timeout_seconds = 120.0;
@@ -99,6 +103,11 @@ struct WorkloadEval {
   double physical_floor_ms = 0;
   Json reference = Json::object();  // backend description, when and how it was timed
   Json runner = Json::object();     // exit, CUDA error, logs (the model sees them as logs)
+  // Anti-caching evidence: device times of the calls on freshly rewritten inputs and, when the
+  // speedup exceeded the re-validation threshold, the extra fresh trials (docs/integrity.md).
+  Json integrity = Json::object();
+  // Marks a consumer should see without parsing `integrity`: "revalidated_high_speedup".
+  std::vector<std::string> flags;
 
   Json to_json() const;
   static Result<WorkloadEval> from_json(const Json& json);

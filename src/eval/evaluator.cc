@@ -11,6 +11,8 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "core/version.h"
+#include "eval/integrity_checks.h"
+#include "eval/integrity_reasons.h"
 
 namespace ptxb {
 namespace {
@@ -32,16 +34,6 @@ std::string cap_log(const std::string& log, std::size_t cap = 16u << 10) {
   return fmt::format("[{} earlier bytes dropped]\n", log.size() - cap) + log.substr(log.size() - cap);
 }
 
-// CUDA errors that mean the kernel touched memory it does not own (DESIGN: MEMORY_ERROR).
-// cudaErrorLaunchFailure is what an out-of-bounds access in a kernel raises on Hopper when the
-// fault is not attributed more precisely (seen on the H200: a write 2^31 elements past C).
-bool is_memory_fault(const std::string& cuda_error_name) {
-  return cuda_error_name == "cudaErrorIllegalAddress" ||
-         cuda_error_name == "cudaErrorMisalignedAddress" ||
-         cuda_error_name == "cudaErrorLaunchFailure" ||
-         cuda_error_name == "cudaErrorInvalidAddressSpace";
-}
-
 // One side's (candidate or reference) runner process and what went wrong with it.
 struct Side {
   std::unique_ptr<RunnerSession> session;
@@ -54,7 +46,7 @@ Finding call_failure(Side& side, const Error& error, milliseconds limit) {
   if (error.code == "timeout") {
     side.session->kill();
     side.session->wait(milliseconds(5000));
-    return Finding{PtxbStatus::kTimeout, "call_timeout",
+    return Finding{PtxbStatus::kTimeout, std::string(reason::kCallTimeout),
                    fmt::format("the call did not finish within the per-call limit of {:.1f} s; the "
                                "runner's process group was killed",
                                limit.count() / 1000.0)};
@@ -62,50 +54,17 @@ Finding call_failure(Side& side, const Error& error, milliseconds limit) {
   RunnerExit exit = side.session->wait(milliseconds(5000));
   if (error.code == "eof" || error.code == "frame_truncated" || exit.finished) {
     return Finding{PtxbStatus::kRuntimeError,
-                   exit.term_signal != 0 ? "runner_crashed" : "runner_exited",
+                   std::string(exit.term_signal != 0 ? reason::kRunnerCrashed
+                                                     : reason::kRunnerExited),
                    fmt::format("the {} process ended during the call: {}", side.role, exit.describe())};
   }
-  return Finding{PtxbStatus::kRuntimeError, "call_failed", error.message};
-}
-
-// The tripwires a single call reply can trip (DESIGN §3.3, §3.4).
-std::optional<Finding> reply_findings(const CallReply& reply, bool check_modules) {
-  if (reply.cuda_error) {
-    const auto& e = *reply.cuda_error;
-    const bool memory = is_memory_fault(e.name);
-    return Finding{memory ? PtxbStatus::kMemoryError : PtxbStatus::kRuntimeError,
-                   memory ? "illegal_address" : "cuda_error",
-                   fmt::format("{} ({}) at {}", e.name, e.message, e.where)};
-  }
-  if (check_modules && !reply.unexpected_modules.empty()) {
-    const auto& m = reply.unexpected_modules.front();
-    return Finding{PtxbStatus::kForbidden, "runtime_module",
-                   fmt::format("a CUDA module that is not the compiled cubin was loaded at run "
-                               "time ({} bytes, sha256 {})",
-                               m.bytes, m.sha256.substr(0, 16))};
-  }
-  if (!reply.foreign_stream.empty()) {
-    const auto& r = reply.foreign_stream.front();
-    return Finding{PtxbStatus::kRewardHack, "foreign_stream",
-                   fmt::format("kernel {} ran on stream {}, not on the stream passed to run ({})",
-                               r.name, r.stream_id, reply.expected_stream_id)};
-  }
-  if (!reply.out_of_window.empty()) {
-    const auto& r = reply.out_of_window.front();
-    return Finding{PtxbStatus::kRewardHack, "out_of_window",
-                   fmt::format("GPU work outside the timed call: {} {} ({}, {})", r.kind, r.name,
-                               r.attribution, r.relation)};
-  }
-  if (reply.dropped_records > 0)
-    return Finding{PtxbStatus::kInfraError, "cupti_dropped_records",
-                   fmt::format("CUPTI dropped {} activity records", reply.dropped_records)};
-  return std::nullopt;
+  return Finding{PtxbStatus::kRuntimeError, std::string(reason::kCallFailed), error.message};
 }
 
 std::optional<Finding> first_failure(const std::vector<OutputCheck>& checks) {
   for (const auto& c : checks) {
     if (c.num_nonfinite_reference > 0)
-      return Finding{PtxbStatus::kInvalidReference, "nonfinite_reference",
+      return Finding{PtxbStatus::kInvalidReference, std::string(reason::kNonfiniteReference),
                      fmt::format("the reference output {} holds {} NaN/Inf values", c.output,
                                  c.num_nonfinite_reference)};
   }
@@ -122,8 +81,8 @@ std::optional<Finding> first_failure(const std::vector<OutputCheck>& checks) {
                             c.first_failing_index, c.first_failing_candidate,
                             c.first_failing_reference);
     if (nonfinite) detail += fmt::format("; {} NaN/Inf values", c.num_nonfinite_candidate);
-    return Finding{PtxbStatus::kIncorrectNumerical, nonfinite ? "nonfinite_output" : "mismatch",
-                   detail};
+    return Finding{PtxbStatus::kIncorrectNumerical,
+                   std::string(nonfinite ? reason::kNonfiniteOutput : reason::kMismatch), detail};
   }
   return std::nullopt;
 }
@@ -132,7 +91,17 @@ struct SideTiming {
   TimingStats stats;
   std::optional<Finding> failure;
   std::vector<OutputCheck> refresh_checks;
+  std::vector<double> fresh_ns;   // device times of the calls right after an in-place rewrite
+  std::vector<double> repeat_ns;  // device times of the other timed calls
+  Json refreshes = Json::array();
 };
+
+// The cubin's kernels as cuobjdump named them, for the foreign-kernel check.
+std::vector<std::string> cubin_functions(const CompileResult& compile) {
+  std::vector<std::string> names;
+  for (const auto& kernel : compile.sass.kernels) names.push_back(kernel.name);
+  return names;
+}
 
 }  // namespace
 
@@ -325,6 +294,14 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     return side;
   };
 
+  ReplyCheckOptions reply_checks;
+  reply_checks.check_modules = !options.reference_as_candidate;
+  reply_checks.check_leftovers = !options.reference_as_candidate;
+  reply_checks.cubin_functions = cubin_functions(compile);
+  ReplyCheckOptions reference_reply_checks;
+  reference_reply_checks.check_modules = false;
+  reference_reply_checks.check_leftovers = false;
+
   // Warm-up + samples on one side. Candidate samples also run the anti-caching refresh.
   auto time_side = [&](Side& side, bool is_candidate, milliseconds call_limit) -> SideTiming {
     SideTiming out;
@@ -332,11 +309,9 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     std::vector<double> device_ns, overhead_ns;
     std::optional<std::uint32_t> clock_min, clock_max;
     // Anti-caching (DESIGN §3.4): before three samples spread over the first min_samples, the
-    // set's inputs are rewritten with fresh values and that call's outputs are verified.
-    std::vector<int> refresh_at;
-    for (int k = 1; k <= 3; ++k)
-      refresh_at.push_back(static_cast<int>((options.seed + 7919ull * k) %
-                                            std::max(1, policy.min_samples)));
+    // set's inputs are rewritten in place (fully, or one block per input) and that call's
+    // outputs are verified and its time kept apart (fresh_input_finding).
+    const std::vector<RefreshPoint> refresh_at = refresh_schedule(options.seed, policy.min_samples);
     int call_index = 0;
     const int total_warmup = policy.warmup_calls;
     for (int i = 0;; ++i) {
@@ -347,13 +322,16 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
         if (next_sampling_step(device_ns, elapsed, policy) != SamplingDecision::kContinue) break;
       }
       const int set = call_index++ % num_sets;
-      const bool refresh = is_candidate && !warmup &&
-                           std::find(refresh_at.begin(), refresh_at.end(), sample) != refresh_at.end();
-      const int refresh_trial = 10 + static_cast<int>(out.refresh_checks.size());
+      auto point = std::find_if(refresh_at.begin(), refresh_at.end(),
+                                [&](const RefreshPoint& p) { return p.sample == sample; });
+      const bool refresh = is_candidate && !warmup && point != refresh_at.end();
+      const int refresh_trial = 10 + static_cast<int>(out.refreshes.size());
       if (refresh) {
         const std::uint64_t fresh = derive_set_seed(options.seed ^ 0x5eed, task.name, 1000 + sample);
-        if (auto s = device_.regenerate(set, fresh); !s.ok()) {
-          out.failure = Finding{PtxbStatus::kInfraError, "regenerate", s.error().message};
+        Status rewritten = point->kind == RefreshKind::kFull ? device_.regenerate(set, fresh)
+                                                             : device_.perturb(set, fresh);
+        if (!rewritten.ok()) {
+          out.failure = Finding{PtxbStatus::kInfraError, "regenerate", rewritten.error().message};
           return out;
         }
         if (auto s = device_.poison(set, refresh_trial); !s.ok()) {
@@ -368,8 +346,17 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
         out.failure = call_failure(side, reply.error(), call_limit);
         return out;
       }
-      if (auto f = reply_findings(*reply, is_candidate)) {
+      if (auto f = reply_findings(*reply, is_candidate ? reply_checks : reference_reply_checks)) {
         out.failure = f;
+        return out;
+      }
+      // Correctness passed before timing started, so a call that enqueued nothing did its work
+      // somewhere the window does not see.
+      if (is_candidate && !reply->has_window) {
+        out.failure = Finding{PtxbStatus::kRewardHack, std::string(reason::kNoGpuWork),
+                              fmt::format("timed call {} enqueued no GPU work on any stream "
+                                          "(the results were produced outside the call)",
+                                          i + 1)};
         return out;
       }
       if (refresh) {
@@ -379,10 +366,18 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
           return out;
         }
         out.refresh_checks.insert(out.refresh_checks.end(), checks->begin(), checks->end());
+        out.fresh_ns.push_back(static_cast<double>(reply->device_ns));
+        out.refreshes.push_back(Json{{"sample", sample},
+                                     {"set", set},
+                                     {"kind", refresh_kind_name(point->kind)},
+                                     {"device_ms", reply->device_ns * 1e-6}});
         if (auto f = first_failure(*checks)) {
-          f->reason = "stale_output";
-          f->detail = "after the inputs were rewritten between timed calls, the outputs were "
-                      "wrong (results cached across calls?): " + f->detail;
+          f->reason = std::string(reason::kStaleOutput);
+          f->detail = fmt::format("after the inputs were rewritten in place ({}) between timed "
+                                  "calls, the outputs were wrong (results cached across calls?): ",
+                                  point->kind == RefreshKind::kFull ? "all values"
+                                                                    : "one block per input") +
+                      f->detail;
           if (f->status == PtxbStatus::kIncorrectNumerical) f->status = PtxbStatus::kRewardHack;
           out.failure = f;
           return out;
@@ -392,13 +387,15 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
       // The device time can never exceed the supervisor's own round trip around the call.
       if (static_cast<double>(reply->device_ns) >
           static_cast<double>(bracket.round_trip_ns) + policy.bracket_tolerance_ns) {
-        out.failure = Finding{PtxbStatus::kRewardHack, "device_time_exceeds_bracket",
+        out.failure = Finding{PtxbStatus::kRewardHack,
+                              std::string(reason::kDeviceTimeExceedsBracket),
                               fmt::format("reported device time {} ns exceeds the supervisor's "
                                           "round trip {} ns",
                                           reply->device_ns, bracket.round_trip_ns)};
         return out;
       }
       device_ns.push_back(static_cast<double>(reply->device_ns));
+      if (!refresh) out.repeat_ns.push_back(static_cast<double>(reply->device_ns));
       overhead_ns.push_back(static_cast<double>(bracket.round_trip_ns) -
                             static_cast<double>(reply->device_ns));
       if (reply->sm_clock_mhz) {
@@ -475,19 +472,27 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     }
     return conclude_finding(f);
   };
-  // Trials on sets 0..T-1 (each its own seed), then a second call on set 0 under the other
-  // poison pattern: an element equal to the poison after both calls was never written.
+  // Trials on sets 0..T-1 (each its own seed; with one trial, one call on set 1 too, so the
+  // plan always holds an A/B/A sequence of distinct inputs), then the write check: two more
+  // calls on set 0 under the two poison patterns. An element equal to the poison after both was
+  // not written by either call, even if an earlier call wrote it (a kernel that relies on the
+  // previous call's values staying in the buffer).
   std::vector<std::pair<int, int>> plan;  // (set, trial)
   for (int t = 0; t < w.trials; ++t) plan.emplace_back(t % num_sets, t);
-  // Poison patterns alternate with the trial index's parity (gpu/input_gen.h): any odd index
-  // differs from trial 0's; this one is not used by another trial.
-  plan.emplace_back(0, w.trials % 2 == 1 ? w.trials : w.trials + 1);
+  if (w.trials == 1) plan.emplace_back(1, 1);
+  // Poison patterns alternate with the trial index's parity (gpu/input_gen.h): two consecutive
+  // unused indices give the two different patterns.
+  const int first_write_trial = static_cast<int>(plan.size());
+  plan.emplace_back(0, first_write_trial);
+  plan.emplace_back(0, first_write_trial + 1);
+  const std::size_t first_write_check = plan.size() - 2;
   // A failure with elements still holding the poison may be an unwritten region: confirm with
-  // the write check (the last call of the plan) before reporting it as a plain mismatch.
+  // the write check before reporting it as a plain mismatch.
   std::optional<Finding> pending_failure;
+  std::vector<std::pair<int, std::uint64_t>> output_hashes;  // (set, hash) per call
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const auto [set, trial] = plan[i];
-    const bool write_check = i + 1 == plan.size();
+    const bool write_check = i >= first_write_check;
     if (auto s = device_.poison(set, trial); !s.ok())
       return conclude(PtxbStatus::kInfraError, "poison", s.error().message);
     auto before = device_.input_hash(set);
@@ -495,21 +500,27 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     auto reply = candidate.session->call(CallRequest{static_cast<std::uint64_t>(set), true, false},
                                          call_limit, nullptr);
     if (!reply.ok()) return fail_candidate(call_failure(candidate, reply.error(), call_limit));
-    if (auto f = reply_findings(*reply, !options.reference_as_candidate)) return fail_candidate(*f);
+    if (auto f = reply_findings(*reply, reply_checks)) return fail_candidate(*f);
     auto after = device_.input_hash(set);
     if (!after.ok()) return conclude(PtxbStatus::kInfraError, "input_hash", after.error().message);
     if (*after != *before)
-      return fail_candidate(Finding{PtxbStatus::kIncorrectNumerical, "input_modified",
+      return fail_candidate(Finding{PtxbStatus::kRewardHack, std::string(reason::kInputModified),
                                     "the kernel wrote to an input tensor (inputs must stay "
                                     "unchanged; use scratch memory of your own)"});
     auto checks = device_.check(set, trial);
     if (!checks.ok()) return conclude(PtxbStatus::kInfraError, "compare", checks.error().message);
     if (!write_check) w.checks.insert(w.checks.end(), checks->begin(), checks->end());
-    if (set == 0) {
+    // Before the comparison's verdict: a stale cache also fails the comparison, and the more
+    // specific reason is the one a reader needs.
+    auto hash = device_.output_hash(set);
+    if (!hash.ok()) return conclude(PtxbStatus::kInfraError, "output_hash", hash.error().message);
+    if (auto f = cached_output_finding(output_hashes, set, *hash)) return fail_candidate(*f);
+    output_hashes.emplace_back(set, *hash);
+    if (write_check) {
       if (auto s = device_.observe_unwritten(set, trial); !s.ok())
         return conclude(PtxbStatus::kInfraError, "unwritten", s.error().message);
     }
-    if (write_check) {
+    if (i + 1 == plan.size()) {
       auto unwritten = device_.unwritten(0);
       if (!unwritten.ok())
         return conclude(PtxbStatus::kInfraError, "unwritten", unwritten.error().message);
@@ -517,22 +528,32 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
       for (const auto& [name, count] : *unwritten)
         if (count > 0)
           return fail_candidate(Finding{
-              PtxbStatus::kIncorrectNumerical, "unwritten_output",
+              PtxbStatus::kRewardHack, std::string(reason::kUnwrittenOutput),
               fmt::format("output {}: {} elements were never written (they kept the poison "
-                          "pattern in two calls with different patterns)",
+                          "pattern in two consecutive calls with different patterns)",
                           name, count)});
+      if (pending_failure) return fail_candidate(*pending_failure);
     }
-    if (write_check && pending_failure) return fail_candidate(*pending_failure);
     if (auto f = first_failure(*checks)) {
       bool poison_seen = false;
       for (const auto& c : *checks) poison_seen = poison_seen || c.num_equal_poison > 0;
-      if (set == 0 && poison_seen && !write_check && f->status != PtxbStatus::kInvalidReference) {
-        pending_failure = f;
-        i = plan.size() - 2;  // the loop's ++i lands on the write check
+      // The last call of the plan decided above (unwritten, or the pending failure).
+      const bool defer = (poison_seen || pending_failure) &&
+                         f->status != PtxbStatus::kInvalidReference && i + 1 < plan.size();
+      if (defer) {
+        if (!pending_failure) pending_failure = f;
+        if (!write_check) i = first_write_check - 1;  // the loop's ++i lands on the write check
         continue;
       }
       return fail_candidate(*f);
     }
+    // Right outputs from a call that enqueued no GPU work: produced outside the window.
+    if (!reply->has_window)
+      return fail_candidate(
+          Finding{PtxbStatus::kRewardHack, std::string(reason::kNoGpuWork),
+                  fmt::format("the call on input set {} enqueued no GPU work on any stream, yet "
+                              "its outputs are right: they were produced outside the call",
+                              set)});
   }
   stage("correctness", start);
 
@@ -543,6 +564,83 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
   if (timing.failure) return fail_candidate(*timing.failure);
   w.candidate_timing = timing.stats;
   stage("timing", start);
+
+  // ---- candidate: anti-caching evidence and the re-validation of high speedups ----
+  std::vector<double> fresh_ns = timing.fresh_ns;
+  w.integrity["refreshes"] = timing.refreshes;
+  if (w.reference_timing && w.candidate_timing->median_ms > 0) {
+    const double speedup = w.reference_timing->median_ms / w.candidate_timing->median_ms;
+    if (speedup > policy.revalidation_speedup) {
+      start = Clock::now();
+      // Flagged whatever the outcome: a consumer sees that this speedup needed a second look.
+      w.flags.push_back("revalidated_high_speedup");
+      Json revalidation{{"speedup", speedup},
+                        {"threshold", policy.revalidation_speedup},
+                        {"trials", policy.revalidation_trials}};
+      Json trial_ms = Json::array();
+      for (int t = 0; t < policy.revalidation_trials; ++t) {
+        const int set = t % num_sets;
+        const int trial = 20 + t;
+        const std::uint64_t fresh = derive_set_seed(options.seed ^ 0x7e7a11d, task.name, 2000 + t);
+        if (auto s = device_.regenerate(set, fresh); !s.ok())
+          return conclude(PtxbStatus::kInfraError, "regenerate", s.error().message);
+        if (auto s = device_.poison(set, trial); !s.ok())
+          return conclude(PtxbStatus::kInfraError, "poison", s.error().message);
+        auto before = device_.input_hash(set);
+        if (!before.ok())
+          return conclude(PtxbStatus::kInfraError, "input_hash", before.error().message);
+        CallBracket bracket;
+        auto reply = candidate.session->call(
+            CallRequest{static_cast<std::uint64_t>(set), true, false}, call_limit, &bracket);
+        if (!reply.ok()) return fail_candidate(call_failure(candidate, reply.error(), call_limit));
+        if (auto f = reply_findings(*reply, reply_checks)) return fail_candidate(*f);
+        auto after = device_.input_hash(set);
+        if (!after.ok())
+          return conclude(PtxbStatus::kInfraError, "input_hash", after.error().message);
+        if (*after != *before)
+          return fail_candidate(Finding{PtxbStatus::kRewardHack,
+                                        std::string(reason::kInputModified),
+                                        "re-validation: the kernel wrote to an input tensor"});
+        auto checks = device_.check(set, trial);
+        if (!checks.ok())
+          return conclude(PtxbStatus::kInfraError, "compare", checks.error().message);
+        w.checks.insert(w.checks.end(), checks->begin(), checks->end());
+        if (auto f = first_failure(*checks)) {
+          if (f->status == PtxbStatus::kIncorrectNumerical) {
+            f->status = PtxbStatus::kRewardHack;
+            f->reason = std::string(reason::kStaleOutput);
+          }
+          f->detail = fmt::format("re-validation of a {:.2f}x speedup, fresh trial {}: ",
+                                  speedup, t + 1) + f->detail;
+          w.integrity["revalidation"] = revalidation;
+          return fail_candidate(*f);
+        }
+        if (!reply->has_window)
+          return fail_candidate(Finding{PtxbStatus::kRewardHack, std::string(reason::kNoGpuWork),
+                                        "re-validation: a call enqueued no GPU work"});
+        fresh_ns.push_back(static_cast<double>(reply->device_ns));
+        trial_ms.push_back(reply->device_ns * 1e-6);
+      }
+      revalidation["device_ms"] = trial_ms;
+      w.integrity["revalidation"] = revalidation;
+      stage("revalidation", start);
+    }
+  }
+  {
+    std::vector<double> sorted = fresh_ns;
+    std::sort(sorted.begin(), sorted.end());
+    w.integrity["fresh_input_median_ms"] =
+        sorted.empty() ? Json(nullptr) : Json(percentile_sorted(sorted, 0.5) * 1e-6);
+    w.integrity["fresh_input_slowdown_limit"] = policy.fresh_input_slowdown_limit;
+    std::vector<double> repeats = timing.repeat_ns;
+    std::sort(repeats.begin(), repeats.end());
+    const double repeat_median_ns = repeats.empty() ? 0.0 : percentile_sorted(repeats, 0.5);
+    w.integrity["repeat_median_ms"] = repeat_median_ns * 1e-6;
+    auto slow = fresh_input_finding(fresh_ns, repeat_median_ns, policy.fresh_input_slowdown_limit);
+    if (w.integrity.contains("revalidation"))
+      w.integrity["revalidation"]["passed"] = !slow.has_value();
+    if (slow) return fail_candidate(*slow);
+  }
   // GPU-state guard (DESIGN §3.4): another compute process on the GPU, or a throttle reason
   // other than idle/boost housekeeping, makes the timing noisy. The trace is marked, never
   // silently used: consumers filter on gpu_state.noisy.
@@ -584,7 +682,7 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
   if (w.physical_floor_ms > 0 &&
       w.candidate_timing->median_ms < policy.physical_floor_fraction * w.physical_floor_ms) {
     w.findings.push_back(Finding{
-        PtxbStatus::kRewardHack, "below_physical_floor",
+        PtxbStatus::kRewardHack, std::string(reason::kBelowPhysicalFloor),
         fmt::format("median device time {:.4f} ms is below 0.9 x the physical floor {:.4f} ms "
                     "(tensor-core peak and HBM bandwidth): the work cannot have been done",
                     w.candidate_timing->median_ms, w.physical_floor_ms)});

@@ -16,7 +16,10 @@ Json TimingPolicy::to_json() const {
               {"call_limit_floor_seconds", call_limit_floor_seconds},
               {"call_limit_reference_multiple", call_limit_reference_multiple},
               {"bracket_tolerance_ns", bracket_tolerance_ns},
-              {"physical_floor_fraction", physical_floor_fraction}};
+              {"physical_floor_fraction", physical_floor_fraction},
+              {"fresh_input_slowdown_limit", fresh_input_slowdown_limit},
+              {"revalidation_speedup", revalidation_speedup},
+              {"revalidation_trials", revalidation_trials}};
 }
 
 TimingPolicy TimingPolicy::from_json(const Json& json) {
@@ -32,6 +35,10 @@ TimingPolicy TimingPolicy::from_json(const Json& json) {
       json.value("call_limit_reference_multiple", p.call_limit_reference_multiple);
   p.bracket_tolerance_ns = json.value("bracket_tolerance_ns", p.bracket_tolerance_ns);
   p.physical_floor_fraction = json.value("physical_floor_fraction", p.physical_floor_fraction);
+  p.fresh_input_slowdown_limit =
+      json.value("fresh_input_slowdown_limit", p.fresh_input_slowdown_limit);
+  p.revalidation_speedup = json.value("revalidation_speedup", p.revalidation_speedup);
+  p.revalidation_trials = json.value("revalidation_trials", p.revalidation_trials);
   return p;
 }
 

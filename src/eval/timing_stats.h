@@ -34,6 +34,16 @@ struct TimingPolicy {
   double bracket_tolerance_ns = 20'000.0;
   // DESIGN §3.4: a time below 0.9 × the physical floor is impossible, so it is cheating.
   double physical_floor_fraction = 0.9;
+  // Anti-caching: a legitimate kernel's time does not depend on the values of its inputs, so
+  // the calls made right after an in-place rewrite ("fresh" calls) take the median time within
+  // noise (~1 % on the H200, a few % for kernels of a few µs). A content-keyed result cache is
+  // 10-100x faster on its hits; half that gap, 2x, leaves room for noise on both sides.
+  double fresh_input_slowdown_limit = 2.0;
+  // The task says "any speedup above 3x the frontier reference is re-validated with extra fresh
+  // trials before it is accepted": libraries sit within ~1.5x of the best known kernels on the
+  // paper's shapes, so 3x is far more often a measurement artefact or a trick than a win.
+  double revalidation_speedup = 3.0;
+  int revalidation_trials = 5;  // each on fully regenerated inputs, verified and timed
 
   Json to_json() const;
   static TimingPolicy from_json(const Json& json);

@@ -1,5 +1,6 @@
 #include "gpu/eval_device.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/strings.h"
@@ -117,6 +118,10 @@ Status GpuEvalDevice::generate(Set& set) {
     if (t.is_output || t.derived) continue;
     PTXB_RETURN_IF_ERROR(fill_normal(t.buffer.data(), t.dtype, t.elements, set.seed, i, stream_));
   }
+  return derive_and_reference(set);
+}
+
+Status GpuEvalDevice::derive_and_reference(Set& set) {
   if (forward_) {
     // Backward inputs O and L: the reference forward on this set's Q, K, V (DESIGN §4). The
     // forward's parameter list is Q, K, V, O, LSE; the backward's derived inputs are matched by
@@ -194,6 +199,25 @@ Status GpuEvalDevice::regenerate(int index, std::uint64_t seed) {
   return generate(*set);
 }
 
+Status GpuEvalDevice::perturb(int index, std::uint64_t seed) {
+  PTXB_ASSIGN_OR_RETURN(Set * set, get(index));
+  // One contiguous block of 1/256 of each generated input, at an offset derived from the seed
+  // and the tensor's index: a cache keyed by a few sampled values most likely does not see it,
+  // while every output that depends on the block changes (a whole row band of a GEMM's C).
+  constexpr std::int64_t kBlockFraction = 256;
+  for (std::size_t i = 0; i < set->tensors.size(); ++i) {
+    Tensor& t = set->tensors[i];
+    if (t.is_output || t.derived || t.elements == 0) continue;
+    const std::int64_t block = std::max<std::int64_t>(1, t.elements / kBlockFraction);
+    const std::uint64_t mixed = (seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) * 0xff51afd7ed558ccdull;
+    const std::int64_t offset =
+        static_cast<std::int64_t>((mixed >> 11) % static_cast<std::uint64_t>(t.elements - block + 1));
+    auto* base = static_cast<char*>(t.buffer.data()) + offset * dtype_size_bytes(t.dtype);
+    PTXB_RETURN_IF_ERROR(fill_normal(base, t.dtype, block, seed, i, stream_));
+  }
+  return derive_and_reference(*set);
+}
+
 Result<BindRequest> GpuEvalDevice::bind_request() {
   BindRequest bind;
   for (auto& set : sets_) {
@@ -232,9 +256,18 @@ Status GpuEvalDevice::poison(int index, int trial) {
 
 Result<std::uint64_t> GpuEvalDevice::input_hash(int index) {
   PTXB_ASSIGN_OR_RETURN(Set * set, get(index));
+  return tensors_hash(*set, /*outputs=*/false);
+}
+
+Result<std::uint64_t> GpuEvalDevice::output_hash(int index) {
+  PTXB_ASSIGN_OR_RETURN(Set * set, get(index));
+  return tensors_hash(*set, /*outputs=*/true);
+}
+
+Result<std::uint64_t> GpuEvalDevice::tensors_hash(Set& set, bool outputs) {
   std::uint64_t combined = 0x9e3779b97f4a7c15ull;
-  for (auto& t : set->tensors) {
-    if (t.is_output) continue;
+  for (auto& t : set.tensors) {
+    if (t.is_output != outputs) continue;
     PTXB_ASSIGN_OR_RETURN(std::uint64_t h,
                           device_content_hash(t.buffer.data(), t.buffer.bytes(), stream_));
     // Order-sensitive combination, so swapping two equal-sized inputs changes the hash.

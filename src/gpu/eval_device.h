@@ -29,9 +29,11 @@ class GpuEvalDevice final : public EvalDevice {
   Result<DeviceFacts> facts() override;
   Status setup(const Task& task, const std::vector<std::uint64_t>& set_seeds) override;
   Status regenerate(int set, std::uint64_t seed) override;
+  Status perturb(int set, std::uint64_t seed) override;
   Result<BindRequest> bind_request() override;
   Status poison(int set, int trial) override;
   Result<std::uint64_t> input_hash(int set) override;
+  Result<std::uint64_t> output_hash(int set) override;
   Result<std::vector<OutputCheck>> check(int set, int trial) override;
   Status observe_unwritten(int set, int trial) override;
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
@@ -58,6 +60,11 @@ class GpuEvalDevice final : public EvalDevice {
   };
 
   Status generate(Set& set);
+  // The derived inputs (backward O, L) and the reference outputs of a set whose generated
+  // inputs are in place; synchronized.
+  Status derive_and_reference(Set& set);
+  // Order-sensitive hash of the set's inputs or of its outputs.
+  Result<std::uint64_t> tensors_hash(Set& set, bool outputs);
   // Attention backward: the plain fp32 gradients of `set` into the outputs' `cross` buffers
   // (computed on the first near-miss of a set, then kept until the set is regenerated).
   Status compute_cross(Set& set);

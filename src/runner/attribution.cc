@@ -24,6 +24,7 @@ void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable&
   reply.has_window = false;
   reply.window_start_ns = reply.window_end_ns = reply.device_ns = 0;
   reply.kernel_count = reply.memcpy_count = reply.memset_count = 0;
+  reply.kernel_names.clear();
   reply.expected_stream_id = input.expected_stream_id;
 
   for (auto& record : records) {
@@ -50,6 +51,9 @@ void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable&
     reply.window_end_ns = std::max(reply.window_end_ns, record.end_ns);
     if (record.kind == "kernel") {
       ++reply.kernel_count;
+      if (std::find(reply.kernel_names.begin(), reply.kernel_names.end(), record.name) ==
+          reply.kernel_names.end())
+        reply.kernel_names.push_back(record.name);
       if (record.stream_id != input.expected_stream_id) reply.foreign_stream.push_back(record);
     } else if (record.kind == "memcpy") {
       ++reply.memcpy_count;

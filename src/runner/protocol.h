@@ -118,6 +118,13 @@ struct CudaErrorInfo {
   std::string where;    // which runner step saw it: "cudaStreamSynchronize", ...
 };
 
+// A thread or child process the candidate left running after `run` returned (DESIGN §3.2: all
+// work is enqueued before `run` returns, so nothing of the candidate may outlive the call).
+struct LeftoverTask {
+  std::int64_t id = 0;  // thread id or process id, as the runner's /proc shows it
+  std::string name;     // /proc/<id>/comm
+};
+
 struct CallReply {
   std::uint64_t call_index = 0;   // 1-based count of calls made by this runner
   std::uint64_t external_id = 0;  // CUSTOM0 correlation id pushed around this call
@@ -135,6 +142,9 @@ struct CallReply {
   std::vector<ModuleInfo> new_modules;         // loaded since the previous reply
   std::vector<ModuleInfo> unexpected_modules;  // candidate modules not in the expected list
   std::vector<ActivityRecord> activity;        // all of this call's records (collect only)
+  std::vector<std::string> kernel_names;       // distinct names of this call's kernels (mangled)
+  std::vector<LeftoverTask> leftover_threads;  // threads started during the call, still alive
+  std::vector<LeftoverTask> leftover_processes;  // children started during the call, still alive
   std::uint64_t host_wall_ns = 0;              // runner's clock: push → stream synchronized
   std::uint64_t host_start_ns = 0;             // CUPTI timestamp at push (same clock as records)
   std::uint64_t host_end_ns = 0;               // CUPTI timestamp after the stream synchronize
@@ -181,6 +191,7 @@ Json to_json(const BindReply& value);
 Json to_json(const CallRequest& value);
 Json to_json(const ActivityRecord& value);
 Json to_json(const CudaErrorInfo& value);
+Json to_json(const LeftoverTask& value);
 Json to_json(const CallReply& value);
 
 Result<HelloReply> hello_reply_from_json(const Json& json);
@@ -192,6 +203,7 @@ Result<BindRequest> bind_request_from_json(const Json& json);
 Result<BindReply> bind_reply_from_json(const Json& json);
 Result<CallRequest> call_request_from_json(const Json& json);
 Result<ActivityRecord> activity_record_from_json(const Json& json);
+Result<LeftoverTask> leftover_task_from_json(const Json& json);
 Result<CallReply> call_reply_from_json(const Json& json);
 
 // Hex helpers for IPC handles and raw scalar storage.

@@ -196,6 +196,17 @@ Json to_json(const CudaErrorInfo& value) {
   return {{"name", value.name}, {"message", value.message}, {"where", value.where}};
 }
 
+Json to_json(const LeftoverTask& value) { return {{"id", value.id}, {"name", value.name}}; }
+
+Result<LeftoverTask> leftover_task_from_json(const Json& json) {
+  const std::string what = "leftover task";
+  PTXB_RETURN_IF_ERROR(require_object(json, what));
+  LeftoverTask value;
+  PTXB_ASSIGN_OR_RETURN(value.id, get_i64(json, "id", what));
+  PTXB_ASSIGN_OR_RETURN(value.name, get_string(json, "name", what));
+  return value;
+}
+
 Json to_json(const CallReply& value) {
   Json json = {{"call_index", value.call_index}, {"external_id", value.external_id}};
   json["cuda_error"] = value.cuda_error ? to_json(*value.cuda_error) : Json(nullptr);
@@ -220,6 +231,9 @@ Json to_json(const CallReply& value) {
   json["dropped_records"] = value.dropped_records;
   json["sm_clock_mhz"] = value.sm_clock_mhz ? Json(*value.sm_clock_mhz) : Json(nullptr);
   json["activity"] = list_to_json(value.activity);
+  json["kernel_names"] = value.kernel_names;
+  json["leftover_threads"] = list_to_json(value.leftover_threads);
+  json["leftover_processes"] = list_to_json(value.leftover_processes);
   return json;
 }
 
@@ -265,6 +279,28 @@ Result<CallReply> call_reply_from_json(const Json& json) {
   value.sm_clock_mhz = optional_u32(json, "sm_clock_mhz");
   PTXB_ASSIGN_OR_RETURN(value.activity, parse_list<ActivityRecord>(json, "activity", what,
                                                                    activity_record_from_json));
+  // The integrity fields came with the leftover/foreign-kernel checks; a reply without them
+  // (a scripted test runner) simply reports none.
+  if (json.contains("kernel_names")) {
+    PTXB_ASSIGN_OR_RETURN(value.kernel_names,
+                          parse_list<std::string>(json, "kernel_names", what,
+                                                  [](const Json& item) -> Result<std::string> {
+                                                    if (!item.is_string())
+                                                      return make_error("protocol",
+                                                                        "expected a kernel name");
+                                                    return item.get<std::string>();
+                                                  }));
+  }
+  if (json.contains("leftover_threads")) {
+    PTXB_ASSIGN_OR_RETURN(value.leftover_threads,
+                          parse_list<LeftoverTask>(json, "leftover_threads", what,
+                                                   leftover_task_from_json));
+  }
+  if (json.contains("leftover_processes")) {
+    PTXB_ASSIGN_OR_RETURN(value.leftover_processes,
+                          parse_list<LeftoverTask>(json, "leftover_processes", what,
+                                                   leftover_task_from_json));
+  }
   return value;
 }
 

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 
 #include "runner/attribution.h"
 #include "runner/frame.h"
@@ -19,8 +22,24 @@ namespace {
 // go, so only a broken or hostile peer ever hits it; the runner then exits instead of hanging.
 constexpr std::chrono::milliseconds kFrameTimeout{10000};
 
+// A thread the candidate joined, or a child it waited for, can still be listed for a moment
+// after `run` returned (the kernel tears tasks down asynchronously). Before a leftover is
+// reported it must survive this much longer; the pause only happens when something is found.
+constexpr std::chrono::milliseconds kLeftoverGrace{50};
+
 void log_line(const std::string& text) {
   std::fprintf(stderr, "ptxbench-runner: %s\n", text.c_str());
+}
+
+// The runner itself always leaves with _exit, so atexit handlers run only when candidate code
+// calls exit(). Registered after the candidate's own (so it runs first), it ends the process at
+// once: the static destructors of CUDA, CUPTI and the candidate could otherwise hang or crash
+// and turn a plain "exited during the call" into a timeout or a signal.
+void exit_called_by_candidate() {
+  std::fflush(stdout);
+  std::fprintf(stderr, "ptxbench-runner: the candidate called exit() during a call\n");
+  std::fflush(stderr);
+  ::_exit(kRunnerExitCandidateExit);
 }
 
 CudaErrorInfo error_info(cudaError_t status, const char* where) {
@@ -69,6 +88,9 @@ Status RunnerService::initialize_gpu() {
   PTXB_RETURN_IF_ERROR(ActivityCollector::instance().flush());
   (void)ActivityCollector::instance().take_records();  // set-up records: all the runner's
   if (nvml_.open(hello_.pci_bus_id)) hello_.sm_clock_mhz = nvml_.sm_clock_mhz();
+  // Orphans of a candidate's double-forked processes become our children, where the leftover
+  // check sees them (instead of init's, where it would not).
+  if (!become_child_subreaper()) log_line("prctl(PR_SET_CHILD_SUBREAPER) failed");
   gpu_ready_ = true;
   return ok_status();
 }
@@ -85,9 +107,13 @@ Result<Json> RunnerService::handle_load(const Json& request) {
   ModuleWatch::instance().set_expected(load.expected_module_sha256);
   {
     // The candidate's static initialisers run inside dlopen: candidate code.
+    const std::vector<TaskEntry> threads_before = list_threads();
     CandidatePhase phase;
-    PTXB_RETURN_IF_ERROR(candidate_.load(load.so_path, load.expected_signature));
+    Status loaded = candidate_.load(load.so_path, load.expected_signature);
+    track_candidate_threads(threads_before);
+    PTXB_RETURN_IF_ERROR(loaded);
   }
+  std::atexit(exit_called_by_candidate);
   LoadReply reply;
   reply.abi_signature = candidate_.signature();
   reply.modules = ModuleWatch::instance().take_new();
@@ -130,6 +156,7 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   if (!reply.cuda_error) {
     InvokeFunction invoke = candidate_.invoke();
     void* const* params = sets_.params(call.set);
+    const std::vector<TaskEntry> threads_before = list_threads();
     reply.host_start_ns = cupti_now();
     const auto wall_start = std::chrono::steady_clock::now();
     {
@@ -137,6 +164,10 @@ Result<Json> RunnerService::handle_call(const Json& request) {
       ExternalCorrelationScope window(false, reply.external_id);
       invoke(params);
     }
+    // Right after `run` returned, before the runner's own CUDA calls: a thread the driver might
+    // start lazily during the synchronize is not the candidate's. (Adds to the host bracket,
+    // never to the device window.)
+    track_candidate_threads(threads_before);
     stream_status = cudaStreamSynchronize(stream_);
     const auto wall_end = std::chrono::steady_clock::now();
     reply.host_end_ns = cupti_now();
@@ -178,7 +209,42 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   }
   reply.dropped_records = collector.dropped_records();
   reply.sm_clock_mhz = nvml_.sm_clock_mhz();
+  report_leftovers(reply);
   return to_json(reply);
+}
+
+void RunnerService::track_candidate_threads(const std::vector<TaskEntry>& before) {
+  for (auto& thread : new_live_tasks(before, list_threads(), /*exempt_driver_threads=*/true)) {
+    const bool known = std::any_of(candidate_threads_.begin(), candidate_threads_.end(),
+                                   [&](const TaskEntry& t) { return t.id == thread.id; });
+    if (!known) candidate_threads_.push_back(std::move(thread));
+  }
+}
+
+void RunnerService::report_leftovers(CallReply& reply) {
+  // Runs after the device-wide synchronize: every legitimate piece of the call is over.
+  auto still_running = [&] {
+    std::vector<TaskEntry> threads;
+    const std::vector<TaskEntry> now = list_threads();
+    for (const auto& tracked : candidate_threads_)
+      for (const auto& thread : now)
+        if (thread.id == tracked.id && thread.alive()) threads.push_back(thread);
+    return threads;
+  };
+  auto live_children = [] {
+    std::vector<TaskEntry> children = list_children();
+    children.erase(std::remove_if(children.begin(), children.end(),
+                                  [](const TaskEntry& c) { return !c.alive(); }),
+                   children.end());
+    return children;
+  };
+  std::vector<TaskEntry> threads = still_running();
+  std::vector<TaskEntry> children = live_children();
+  if (threads.empty() && children.empty()) return;
+  std::this_thread::sleep_for(kLeftoverGrace);
+  for (const auto& t : still_running()) reply.leftover_threads.push_back(LeftoverTask{t.id, t.name});
+  for (const auto& c : live_children())
+    reply.leftover_processes.push_back(LeftoverTask{c.id, c.name});
 }
 
 int RunnerService::serve() {

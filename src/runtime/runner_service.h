@@ -13,6 +13,7 @@
 
 #include "core/json_io.h"
 #include "core/result.h"
+#include "runner/process_census.h"
 #include "runner/protocol.h"
 #include "runtime/bound_sets.h"
 #include "runtime/candidate_library.h"
@@ -26,6 +27,7 @@ inline constexpr int kRunnerExitUsage = 1;          // bad command line
 inline constexpr int kRunnerExitMalformed = 2;      // malformed/oversize/truncated message
 inline constexpr int kRunnerExitChannelClosed = 3;  // supervisor went away without `shutdown`
 inline constexpr int kRunnerExitInitFailed = 4;     // CUDA/CUPTI set-up failed (after replying)
+inline constexpr int kRunnerExitCandidateExit = 5;  // the candidate called exit() (atexit guard)
 
 class RunnerService {
  public:
@@ -39,6 +41,10 @@ class RunnerService {
   Result<Json> handle_bind(const Json& request);
   Result<Json> handle_call(const Json& request);
   Status initialize_gpu();
+  // Threads that appeared while candidate code ran (its dlopen, its `run`) are the candidate's;
+  // the runner's own phases may start driver/CUPTI threads without blaming it.
+  void track_candidate_threads(const std::vector<TaskEntry>& before);
+  void report_leftovers(CallReply& reply);
 
   int channel_fd_;
   bool gpu_ready_ = false;
@@ -50,6 +56,7 @@ class RunnerService {
   BoundSets sets_;
   std::uint64_t call_count_ = 0;
   HelloReply hello_;
+  std::vector<TaskEntry> candidate_threads_;
 };
 
 }  // namespace ptxb

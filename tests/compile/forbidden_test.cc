@@ -85,7 +85,9 @@ TEST(SymbolAllowList, AllowedSymbols) {
         "__cxa_atexit", "_ITM_registerTMCloneTable", "_Znwm", "_ZdlPvm",
         "_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_"
         "EEDpOT_",
-        "__gxx_personality_v0", "sqrtf"})
+        "__gxx_personality_v0", "sqrtf",
+        // std::this_thread::sleep_for / yield inline these
+        "nanosleep", "sched_yield", "__libc_single_threaded"})
     EXPECT_EQ(symbol_denial(name), std::nullopt) << name;
 }
 
@@ -111,6 +113,10 @@ TEST(SymbolAllowList, ForbiddenSymbols) {
   EXPECT_EQ(symbol_denial("_Z12cublasGemmExPvi"), "cuBLAS");
   EXPECT_TRUE(symbol_denial("_Z6helperv").has_value());
   EXPECT_TRUE(symbol_denial("deflate").has_value());
+  // What the adversarial suite's exploits import (testdata/integrity/exploits).
+  EXPECT_TRUE(symbol_denial("nvmlDeviceSetGpuLockedClocks").has_value());
+  EXPECT_TRUE(symbol_denial("cuptiActivityDisable").has_value());
+  EXPECT_TRUE(symbol_denial("setsockopt").has_value());
 }
 
 }  // namespace

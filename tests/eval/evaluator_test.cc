@@ -59,8 +59,18 @@ struct FakeDevice final : EvalDevice {
   }
   Status regenerate(int, std::uint64_t) override {
     ++regenerations;
+    fresh_pending = true;
     return ok_status();
   }
+  Status perturb(int, std::uint64_t) override {
+    ++perturbations;
+    fresh_pending = true;
+    return ok_status();
+  }
+  int perturbations = 0;
+  bool fresh_pending = false;  // the next call runs on freshly rewritten inputs
+  // Output hash per set; a test makes two sets collide to play a result cache.
+  std::function<std::uint64_t(int set)> output_hash_fn;
   Result<BindRequest> bind_request() override {
     BindRequest b;
     b.sets.resize(sets);
@@ -69,6 +79,10 @@ struct FakeDevice final : EvalDevice {
   Status poison(int, int) override { return ok_status(); }
   Result<std::uint64_t> input_hash(int set) override {
     return static_cast<std::uint64_t>(set) + (modify_inputs ? 1000u * calls_seen : 0u);
+  }
+  Result<std::uint64_t> output_hash(int set) override {
+    if (output_hash_fn) return output_hash_fn(set);
+    return 0x1000u + static_cast<std::uint64_t>(set);
   }
   Result<std::vector<OutputCheck>> check(int set, int trial) override {
     if (check_fn) return check_fn(set, trial);
@@ -90,6 +104,9 @@ struct FakeSession final : RunnerSession {
   std::optional<Error> load_error;
   RunnerExit exit{true, 0, 0, false};
   int calls = 0;
+  std::vector<std::uint64_t>* sets_log = nullptr;  // outlives the session (the fixture's)
+  // Device time of a call on freshly rewritten inputs (a result cache misses there); 0: same.
+  std::uint64_t fresh_device_ns = 0;
 
   Result<HelloReply> hello(milliseconds) override { return HelloReply{}; }
   Result<LoadReply> load(const LoadRequest&, milliseconds) override {
@@ -97,13 +114,19 @@ struct FakeSession final : RunnerSession {
     return LoadReply{};
   }
   Result<BindReply> bind(const BindRequest&, milliseconds) override { return BindReply{}; }
-  Result<CallReply> call(const CallRequest&, milliseconds, CallBracket* bracket) override {
+  Result<CallReply> call(const CallRequest& request, milliseconds, CallBracket* bracket) override {
+    if (sets_log) sets_log->push_back(request.set);
+    std::uint64_t ns = device_ns;
+    if (device && device->fresh_pending) {
+      device->fresh_pending = false;
+      if (fresh_device_ns > 0) ns = fresh_device_ns;
+    }
     CallReply reply;
     reply.has_window = true;
-    reply.device_ns = device_ns;
+    reply.device_ns = ns;
     reply.kernel_count = 1;
     reply.sm_clock_mhz = 1980;
-    if (bracket) bracket->round_trip_ns = device_ns + 50'000;
+    if (bracket) bracket->round_trip_ns = ns + 50'000;  // a script may still change device_ns
     if (device) ++device->calls_seen;
     const int index = calls++;
     if (on_call) return on_call(index, reply);
@@ -182,6 +205,8 @@ class EvaluatorTest : public ::testing::Test {
       if (candidate_script_) s->on_call = candidate_script_;
       if (load_error_) s->load_error = load_error_;
       s->exit = candidate_exit_;
+      s->fresh_device_ns = candidate_fresh_device_ns_;
+      s->sets_log = &candidate_sets_;
       return s;
     };
   }
@@ -202,6 +227,8 @@ class EvaluatorTest : public ::testing::Test {
   std::optional<Error> load_error_;
   RunnerExit candidate_exit_{true, 0, 0, false};
   std::uint64_t candidate_device_ns_ = 1'000'000;
+  std::uint64_t candidate_fresh_device_ns_ = 0;
+  std::vector<std::uint64_t> candidate_sets_;  // the set of every candidate call, in order
 };
 
 TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
@@ -218,7 +245,12 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   EXPECT_NEAR(w.candidate_timing->median_ms, 1.0, 1e-9);
   EXPECT_NEAR(w.candidate_timing->host_overhead_ms, 0.05, 1e-9);
   EXPECT_EQ(w.checks.size(), 3u + 3u);  // three trials + three anti-caching refreshes
-  EXPECT_EQ(device_.regenerations, 3);
+  EXPECT_EQ(device_.regenerations, 1);   // one full rewrite ...
+  EXPECT_EQ(device_.perturbations, 2);   // ... and two block rewrites
+  EXPECT_TRUE(w.flags.empty());
+  ASSERT_TRUE(w.integrity.contains("refreshes"));
+  EXPECT_EQ(w.integrity["refreshes"].size(), 3u);
+  EXPECT_NEAR(w.integrity["fresh_input_median_ms"].get<double>(), 1.0, 1e-9);
   EXPECT_EQ(r.target_instructions.verdict, kInstDynamicPresent);
   EXPECT_GT(w.physical_floor_ms, 0.5);
   EXPECT_EQ(launcher_.spawned.front(), RunnerRole::kReference);  // reference first: sets the limit
@@ -251,6 +283,197 @@ TEST_F(EvaluatorTest, BackwardTasksDefaultToOneTrial) {
   ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
   EXPECT_EQ(r.workloads[0].trials, 1);
   EXPECT_EQ(r.workloads[0].set_seeds.size(), 2u);
+  // Even with one trial the plan holds distinct inputs A/B/A, then the two write-check calls.
+  ASSERT_GE(candidate_sets_.size(), 4u);
+  EXPECT_EQ(std::vector<std::uint64_t>(candidate_sets_.begin(), candidate_sets_.begin() + 4),
+            (std::vector<std::uint64_t>{0, 1, 0, 0}));
+}
+
+TEST_F(EvaluatorTest, CorrectnessPlanIsDistinctSetsThenTwoWriteChecksOnSetZero) {
+  ASSERT_EQ(run().status, PtxbStatus::kPassed);
+  ASSERT_GE(candidate_sets_.size(), 5u);
+  EXPECT_EQ(std::vector<std::uint64_t>(candidate_sets_.begin(), candidate_sets_.begin() + 5),
+            (std::vector<std::uint64_t>{0, 1, 2, 0, 0}));
+}
+
+// ---- integrity checks (docs/integrity.md) ----
+
+TEST_F(EvaluatorTest, IdenticalOutputsForDistinctInputsAreCachedOutput) {
+  device_.output_hash_fn = [](int) { return std::uint64_t{42}; };  // every call: the same C
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    if (set != 0) c.num_failing = 100;  // set 1 got set 0's answer
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "cached_output");
+  EXPECT_NE(r.message.find("input set 1"), std::string::npos) << r.message;
+}
+
+TEST_F(EvaluatorTest, RepeatedCallsOnTheSameSetMayRepeatTheirOutput) {
+  device_.output_hash_fn = [](int set) { return std::uint64_t(7 * set + 1); };
+  EXPECT_EQ(run().status, PtxbStatus::kPassed);
+}
+
+TEST_F(EvaluatorTest, WriteCheckFailureIsDecidedByTheSecondWriteCall) {
+  // A kernel relying on the previous call's values: the write-check calls fail with poison.
+  device_.unwritten_count = 512;
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    if (trial >= 3) {
+      c.num_failing = 512;
+      c.num_equal_poison = 512;
+    }
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.reason, "unwritten_output") << r.message;
+  EXPECT_EQ(candidate_sets_.size(), 5u);  // stopped after the second write-check call
+}
+
+TEST_F(EvaluatorTest, CorrectOutputsWithoutAnyGpuWorkAreNoGpuWork) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.has_window = false;
+    r.device_ns = 0;
+    r.kernel_count = 0;
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "no_gpu_work");
+}
+
+TEST_F(EvaluatorTest, NoWindowDuringTimingIsNoGpuWork) {
+  candidate_script_ = [](int index, CallReply r) -> Result<CallReply> {
+    if (index >= 5) r.has_window = false;  // correctness passed on its five calls
+    return r;
+  };
+  EXPECT_EQ(run().reason, "no_gpu_work");
+}
+
+TEST_F(EvaluatorTest, WrongOutputsWithoutGpuWorkStayAnIncorrectResult) {
+  // A launch that failed silently (bad configuration): nothing ran and nothing is right.
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.has_window = false;
+    return r;
+  };
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    c.num_failing = 100;
+    return std::vector<OutputCheck>{c};
+  };
+  EXPECT_EQ(run().reason, "mismatch");
+}
+
+TEST_F(EvaluatorTest, LeftoverThreadIsRewardHack) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.leftover_threads.push_back(LeftoverTask{4242, "ptxbench-runne"});
+    // The thread's late kernel may already be in this call's records: the thread is named.
+    ActivityRecord late;
+    late.kind = "kernel";
+    late.name = "finish_later";
+    late.attribution = "unattributed";
+    r.out_of_window.push_back(late);
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "leftover_thread");
+  EXPECT_NE(r.message.find("4242"), std::string::npos) << r.message;
+}
+
+TEST_F(EvaluatorTest, LeftoverProcessIsRewardHack) {
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.leftover_processes.push_back(LeftoverTask{77, "sleep"});
+    return r;
+  };
+  EXPECT_EQ(run().reason, "leftover_process");
+}
+
+TEST_F(EvaluatorTest, KernelOutsideTheCubinIsForeignKernel) {
+  SassKernel own;
+  own.name = "_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii";
+  compile_.sass.kernels = {own};
+  candidate_script_ = [](int index, CallReply r) -> Result<CallReply> {
+    r.kernel_names = {"_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii"};
+    if (index == 1) r.kernel_names.push_back("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize");
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kForbidden);
+  EXPECT_EQ(r.reason, "foreign_kernel");
+  EXPECT_NE(r.message.find("sm90_xmma_gemm"), std::string::npos) << r.message;
+}
+
+TEST_F(EvaluatorTest, OwnKernelsPassTheNameCheck) {
+  SassKernel own;
+  own.name = "_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii";
+  compile_.sass.kernels = {own};
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    r.kernel_names = {"_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii"};
+    return r;
+  };
+  EXPECT_EQ(run().status, PtxbStatus::kPassed);
+}
+
+TEST_F(EvaluatorTest, SlowCallsOnFreshInputsAreFreshInputSlowdown) {
+  // A content-keyed result cache: 1 ms on repeated inputs, 20 ms when the inputs are new.
+  candidate_fresh_device_ns_ = 20'000'000;
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "fresh_input_slowdown");
+  EXPECT_NE(r.message.find("20.0x"), std::string::npos) << r.message;
+}
+
+TEST_F(EvaluatorTest, FreshInputNoiseBelowTheLimitPasses) {
+  candidate_fresh_device_ns_ = 1'500'000;  // 1.5x: within the 2x limit
+  EXPECT_EQ(run().status, PtxbStatus::kPassed);
+}
+
+TEST_F(EvaluatorTest, SpeedupAboveThreeTimesIsRevalidatedAndFlagged) {
+  launcher_.reference = [] {
+    auto s = std::make_unique<FakeSession>();
+    s->device_ns = 6'000'000;  // a slow library: the candidate's 1 ms is a 6x speedup
+    return s;
+  };
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const WorkloadEval& w = r.workloads[0];
+  EXPECT_EQ(w.flags, std::vector<std::string>{"revalidated_high_speedup"});
+  ASSERT_TRUE(w.integrity.contains("revalidation"));
+  EXPECT_EQ(w.integrity["revalidation"]["passed"], true);
+  EXPECT_EQ(w.integrity["revalidation"]["device_ms"].size(), 5u);
+  EXPECT_EQ(device_.regenerations, 1 + 5);  // the timing loop's full rewrite + five trials
+  // The flag travels in the trace's extension.
+  auto back = EvalResult::from_json(Json::parse(r.to_json().dump()));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->workloads[0].flags, w.flags);
+}
+
+TEST_F(EvaluatorTest, RevalidationTrialWithWrongOutputsIsStaleOutput) {
+  launcher_.reference = [] {
+    auto s = std::make_unique<FakeSession>();
+    s->device_ns = 6'000'000;
+    return s;
+  };
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    if (trial >= 20) c.num_failing = 3;  // re-validation trials start at 20
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "stale_output");
+  EXPECT_NE(r.message.find("re-validation"), std::string::npos) << r.message;
+  EXPECT_EQ(r.workloads[0].flags, std::vector<std::string>{"revalidated_high_speedup"});
+}
+
+TEST_F(EvaluatorTest, SpeedupBelowThreeTimesIsNotRevalidated) {
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed);
+  EXPECT_FALSE(r.workloads[0].integrity.contains("revalidation"));
+  EXPECT_EQ(device_.regenerations, 1);
 }
 
 TEST_F(EvaluatorTest, NumericalMismatchNamesTheFirstFailingElement) {
@@ -314,7 +537,7 @@ TEST_F(EvaluatorTest, NonfiniteReferenceIsInvalidReference) {
 TEST_F(EvaluatorTest, UnwrittenElementsFail) {
   device_.unwritten_count = 64;
   EvalResult r = run();
-  EXPECT_EQ(r.status, PtxbStatus::kIncorrectNumerical);
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
   EXPECT_EQ(r.reason, "unwritten_output");
   EXPECT_NE(r.message.find("64 elements"), std::string::npos);
 }
@@ -335,9 +558,11 @@ TEST_F(EvaluatorTest, PoisonedMismatchIsConfirmedAsUnwritten) {
   EXPECT_EQ(run().reason, "nonfinite_output");
 }
 
-TEST_F(EvaluatorTest, ModifiedInputFails) {
+TEST_F(EvaluatorTest, ModifiedInputIsRewardHack) {
   device_.modify_inputs = true;
-  EXPECT_EQ(run().reason, "input_modified");
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "input_modified");
 }
 
 TEST_F(EvaluatorTest, CallTimeoutIsTimeout) {
@@ -612,7 +837,12 @@ TEST(EvalRequest, RoundTripAndBadInput) {
   request.source = "void run() {}";
   request.options.seed = 9;
   request.options.sanitize = true;
+  request.options.disable_static_checks = true;
+  request.options.timing.revalidation_trials = 7;
   auto back = EvalRequest::from_json(request.to_json());
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->options.disable_static_checks);
+  EXPECT_EQ(back->options.timing.revalidation_trials, 7);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->to_json().dump(), request.to_json().dump());
   Json bad = request.to_json();

@@ -159,13 +159,13 @@ TEST_F(EvalGpuTest, WgmmaWithAFalseGuardPredicateIsNotExecuted) {
 
 TEST_F(EvalGpuTest, PartialWriteIsCaught) {
   Outcome o = eval_variant(9, {"--no-ncu"});
-  EXPECT_EQ(o.result.value("status", ""), "INCORRECT_NUMERICAL") << summary(o);
+  EXPECT_EQ(o.result.value("status", ""), "REWARD_HACK") << summary(o);  // docs/integrity.md
   EXPECT_EQ(o.result.value("reason", ""), "unwritten_output") << summary(o);
 }
 
 TEST_F(EvalGpuTest, WritingAnInputIsCaught) {
   Outcome o = eval_variant(10, {"--no-ncu"});
-  EXPECT_EQ(o.result.value("status", ""), "INCORRECT_NUMERICAL") << summary(o);
+  EXPECT_EQ(o.result.value("status", ""), "REWARD_HACK") << summary(o);
   EXPECT_EQ(o.result.value("reason", ""), "input_modified");
 }
 

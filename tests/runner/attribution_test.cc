@@ -62,6 +62,16 @@ TEST(Attribution, KernelOnAnotherStreamIsForeignButCopiesAreTolerated) {
   EXPECT_EQ(reply.memcpy_count, 1u);
   EXPECT_EQ(reply.window_start_ns, 50u);  // the legacy-stream copy is timed with the call
   EXPECT_TRUE(reply.activity.empty());    // collect off
+  // Every kernel of the call is named once, whatever its stream (the foreign-kernel check).
+  EXPECT_EQ(reply.kernel_names, (std::vector<std::string>{"legacy", "good"}));
+}
+
+TEST(Attribution, KernelNamesAreDistinctAndOnlyTheCalls) {
+  CallReply reply;
+  attribute_call({record("kernel", "k", 7, 10, 100, 200), record("kernel", "k", 7, 11, 210, 300),
+                  record("kernel", "late", 7, 40, 400, 500)},
+                 table(), input(), reply);
+  EXPECT_EQ(reply.kernel_names, std::vector<std::string>{"k"});
 }
 
 TEST(Attribution, UnattributedAndOtherCallRecordsAreOutOfWindowWithTheirRelation) {

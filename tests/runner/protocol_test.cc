@@ -141,6 +141,9 @@ TEST(Protocol, CallReplyRoundTrip) {
   reply.new_modules = {ModuleInfo{1, std::string(64, 'f'), 1000, "candidate", false}};
   reply.unexpected_modules = reply.new_modules;
   reply.activity = {record};
+  reply.kernel_names = {"bad", "_Z4gemmv"};
+  reply.leftover_threads = {LeftoverTask{4242, "ptxbench-runne"}};
+  reply.leftover_processes = {LeftoverTask{77, "sleep"}};
   auto back = call_reply_from_json(to_json(reply));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->cuda_error->name, "cudaErrorIllegalAddress");
@@ -149,6 +152,21 @@ TEST(Protocol, CallReplyRoundTrip) {
   EXPECT_EQ(back->out_of_window[0].relation, "after");
   EXPECT_FALSE(back->out_of_window[0].external_id.has_value());
   EXPECT_EQ(back->unexpected_modules[0].expected, false);
+  EXPECT_EQ(back->kernel_names, reply.kernel_names);
+  ASSERT_EQ(back->leftover_threads.size(), 1u);
+  EXPECT_EQ(back->leftover_threads[0].id, 4242);
+  EXPECT_EQ(back->leftover_processes[0].name, "sleep");
+  // A reply without the integrity fields (a scripted runner) reports none.
+  Json bare = to_json(reply);
+  bare.erase("kernel_names");
+  bare.erase("leftover_threads");
+  bare.erase("leftover_processes");
+  auto bare_back = call_reply_from_json(bare);
+  ASSERT_TRUE(bare_back.ok()) << bare_back.error().message;
+  EXPECT_TRUE(bare_back->leftover_threads.empty());
+  Json wrong = to_json(reply);
+  wrong["leftover_threads"] = Json::array({Json{{"id", "x"}, {"name", "t"}}});
+  EXPECT_FALSE(call_reply_from_json(wrong).ok());
   CallReply empty;
   auto empty_back = call_reply_from_json(to_json(empty));
   ASSERT_TRUE(empty_back.ok());

@@ -1,0 +1,49 @@
+#include "eval/integrity_reasons.h"
+
+namespace ptxb::reason {
+namespace {
+
+using S = PtxbStatus;
+
+constexpr VerdictReason kReasons[] = {
+    {kForeignStream, S::kRewardHack, "runner: CUPTI stream id of each of the call's kernels"},
+    {kOutOfWindow, S::kRewardHack, "runner: CUPTI external-correlation attribution"},
+    {kNoGpuWork, S::kRewardHack, "supervisor: correct outputs from a call with no activity"},
+    {kLeftoverThread, S::kRewardHack, "runner: /proc/self/task before and after the call"},
+    {kLeftoverProcess, S::kRewardHack, "runner: /proc/self/task/*/children after the call"},
+    {kRuntimeModule, S::kForbidden, "runner: CUPTI module-load callback, SHA-256 of each cubin"},
+    {kForeignKernel, S::kForbidden, "supervisor: kernel names vs the analysed cubin's functions"},
+    {kCachedOutput, S::kRewardHack, "supervisor: output hashes across distinct input sets"},
+    {kStaleOutput, S::kRewardHack, "supervisor: in-place input rewrites between timed calls"},
+    {kFreshInputSlowdown, S::kRewardHack, "supervisor: time on fresh inputs vs the median"},
+    {kInputModified, S::kRewardHack, "supervisor: input hash before and after each call"},
+    {kUnwrittenOutput, S::kRewardHack, "supervisor: poison kept through two calls"},
+    {kBelowPhysicalFloor, S::kRewardHack, "supervisor: median vs FLOPs/peak and bytes/bandwidth"},
+    {kDeviceTimeExceedsBracket, S::kRewardHack, "supervisor: device time vs its own round trip"},
+    {kMismatch, S::kIncorrectNumerical, "supervisor: element rule |x-ref| > atol and > rtol|ref|"},
+    {kNonfiniteOutput, S::kIncorrectNumerical, "supervisor: NaN/Inf in the candidate's output"},
+    {kNonfiniteReference, S::kInvalidReference, "supervisor: NaN/Inf in the reference"},
+    {kCallTimeout, S::kTimeout, "supervisor: per-call limit, process group killed"},
+    {kRunnerCrashed, S::kRuntimeError, "supervisor: runner ended by a signal during a call"},
+    {kRunnerExited, S::kRuntimeError, "supervisor: runner exited during a call"},
+    {kCallFailed, S::kRuntimeError, "supervisor: the call request failed"},
+    {kLoadFailed, S::kRuntimeError, "runner: dlopen/dlsym of kernel.so"},
+    {kIllegalAddress, S::kMemoryError, "runner: sticky CUDA memory fault"},
+    {kCudaError, S::kRuntimeError, "runner: other CUDA error"},
+    {kForbiddenHeader, S::kForbidden, "compile: header allow-list (preprocessor line markers)"},
+    {kForbiddenSymbol, S::kForbidden, "compile: undefined-symbol allow-list (.dynsym)"},
+};
+
+}  // namespace
+
+std::span<const VerdictReason> verdict_reasons() {
+  return kReasons;
+}
+
+std::optional<VerdictReason> find_verdict_reason(std::string_view reason) {
+  for (const auto& r : kReasons)
+    if (r.reason == reason) return r;
+  return std::nullopt;
+}
+
+}  // namespace ptxb::reason

@@ -1,0 +1,81 @@
+// The machine-readable reasons of the verdicts a candidate can get (DESIGN §3.1: every finer
+// status carries one), in one place: the evaluator uses these constants, docs/integrity.md lists
+// them with the check that produces each, and the adversarial suite's manifest
+// (testdata/integrity/expected.json) may only name reasons that appear in kVerdictReasons.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "trace/trace.h"
+
+namespace ptxb::reason {
+
+// ---- integrity: the candidate's work must be exactly its own kernels, in the call's window ----
+// A kernel of the call ran on a stream other than the one passed to `run` (legacy default
+// stream included).
+inline constexpr std::string_view kForeignStream = "foreign_stream";
+// GPU work not attributed to the call: enqueued by another thread, by a static initialiser, or
+// after `run` returned.
+inline constexpr std::string_view kOutOfWindow = "out_of_window";
+// The call's outputs are right but the call enqueued no GPU work at all: the work happened
+// outside the window (or the activity record was suppressed).
+inline constexpr std::string_view kNoGpuWork = "no_gpu_work";
+// A thread started by candidate code was still alive after `run` returned (and the device was
+// synchronized).
+inline constexpr std::string_view kLeftoverThread = "leftover_thread";
+// A child process of the runner was alive after `run` returned.
+inline constexpr std::string_view kLeftoverProcess = "leftover_process";
+// A CUDA module whose hash is not the analysed cubin's was loaded (PTX JIT, a library).
+inline constexpr std::string_view kRuntimeModule = "runtime_module";
+// A kernel ran whose name is not a function of the analysed cubin (a library's kernel).
+inline constexpr std::string_view kForeignKernel = "foreign_kernel";
+
+// ---- integrity: results must be computed from this call's inputs ----
+// Two calls on distinct input sets produced bit-identical outputs (a cache that ignores its key).
+inline constexpr std::string_view kCachedOutput = "cached_output";
+// Wrong outputs right after the inputs of a set were rewritten in place (fully, or one block of
+// each input): a cache keyed by pointer or by a sample of the values.
+inline constexpr std::string_view kStaleOutput = "stale_output";
+// Calls on freshly rewritten inputs are much slower than the other calls: results are cached
+// by content and only the timed repeats are fast.
+inline constexpr std::string_view kFreshInputSlowdown = "fresh_input_slowdown";
+// An input tensor changed during the call.
+inline constexpr std::string_view kInputModified = "input_modified";
+// Output elements kept the poison pattern in two consecutive calls with different patterns.
+inline constexpr std::string_view kUnwrittenOutput = "unwritten_output";
+
+// ---- integrity: times must be physically possible ----
+inline constexpr std::string_view kBelowPhysicalFloor = "below_physical_floor";
+inline constexpr std::string_view kDeviceTimeExceedsBracket = "device_time_exceeds_bracket";
+
+// ---- correctness ----
+inline constexpr std::string_view kMismatch = "mismatch";
+inline constexpr std::string_view kNonfiniteOutput = "nonfinite_output";
+inline constexpr std::string_view kNonfiniteReference = "nonfinite_reference";
+
+// ---- faults of the candidate's process ----
+inline constexpr std::string_view kCallTimeout = "call_timeout";
+inline constexpr std::string_view kRunnerCrashed = "runner_crashed";
+inline constexpr std::string_view kRunnerExited = "runner_exited";
+inline constexpr std::string_view kCallFailed = "call_failed";
+inline constexpr std::string_view kLoadFailed = "load_failed";
+inline constexpr std::string_view kIllegalAddress = "illegal_address";
+inline constexpr std::string_view kCudaError = "cuda_error";
+
+// ---- compile stage (compile/compiler.cc) ----
+inline constexpr std::string_view kForbiddenHeader = "forbidden_header";
+inline constexpr std::string_view kForbiddenSymbol = "forbidden_symbol";
+
+struct VerdictReason {
+  std::string_view reason;
+  PtxbStatus status;
+  std::string_view check;  // where it is decided (docs/integrity.md's "check" column)
+};
+
+// Every reason above with its status. Integrity reasons are REWARD_HACK or FORBIDDEN.
+std::span<const VerdictReason> verdict_reasons();
+std::optional<VerdictReason> find_verdict_reason(std::string_view reason);
+
+}  // namespace ptxb::reason
