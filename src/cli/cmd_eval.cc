@@ -1,5 +1,6 @@
 // `ptxbench eval KERNEL.cu --task NAME [--json] [--trace-out FILE.jsonl] [--sanitize]
-//                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]`
+//                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
+//                [--unsafe-no-sandbox]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
 // compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md).
@@ -30,6 +31,7 @@ struct EvalFlags {
   bool no_ncu = false;
   bool feedback = false;
   bool reference_as_candidate = false;
+  bool unsafe_no_sandbox = false;
 };
 
 Status append_traces(const std::string& path, const EvalResult& result, const Task& task,
@@ -76,6 +78,9 @@ CommandSpec make_eval_command() {
             app.add_flag("--test-reference-as-candidate", flags->reference_as_candidate,
                          "(benchmarks only) time the reference library in the candidate slot")
                 ->group("");
+            app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
+                         "Run the candidate without the sandbox (recorded in the result and the "
+                         "feedback; for debugging the harness only)");
             return [flags, &globals]() -> Result<int> {
               PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
               PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
@@ -91,6 +96,8 @@ CommandSpec make_eval_command() {
               request.options.ncu = !flags->no_ncu;
               request.options.trials = flags->trials;
               request.options.reference_as_candidate = flags->reference_as_candidate;
+              request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
+
               SystemProcessRunner processes;
               PTXB_ASSIGN_OR_RETURN(EvalResult result,
                                     evaluate(request, registry, globals.tasks_dirs,
