@@ -97,7 +97,6 @@ CommandSpec make_eval_command() {
               request.options.trials = flags->trials;
               request.options.reference_as_candidate = flags->reference_as_candidate;
               request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
-
               SystemProcessRunner processes;
               PTXB_ASSIGN_OR_RETURN(EvalResult result,
                                     evaluate(request, registry, globals.tasks_dirs,

@@ -45,7 +45,8 @@ Result<std::string> read_proc_file(const std::string& path, std::size_t max_byte
     const ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    contents.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), max_bytes - contents.size()));
+    const std::size_t room = max_bytes - contents.size();
+    contents.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), room));
   }
   ::close(fd);
   return contents;
