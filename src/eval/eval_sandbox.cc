@@ -110,9 +110,6 @@ Result<std::vector<std::string>> EvalSandbox::runner_prefix(bool library_in_slot
   if (!enabled_) return std::vector<std::string>{};
   PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(library_in_slot, SeccompProfile::kRunner));
   p.keep_fds = {0, 1, 2, 3};  // fd 3: the runner's channel (runner/runner_client.h)
-  // The runner has about ten threads (CUDA, CUPTI); the limit counts threads and processes of
-  // the uid. A fork bomb stops here; profilers (hundreds of threads) keep the default.
-  p.max_processes = 128;
   return sandbox_command(launcher_, p, {});
 }
 
