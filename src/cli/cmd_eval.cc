@@ -1,5 +1,6 @@
 // `ptxbench eval KERNEL.cu --task NAME [--json] [--trace-out FILE.jsonl] [--sanitize]
-//                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]`
+//                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
+//                [--unsafe-no-sandbox]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
 // compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md).
@@ -31,6 +32,7 @@ struct EvalFlags {
   bool feedback = false;
   bool reference_as_candidate = false;
   bool disable_static_checks = false;
+  bool unsafe_no_sandbox = false;
 };
 
 Status append_traces(const std::string& path, const EvalResult& result, const Task& task,
@@ -83,6 +85,9 @@ CommandSpec make_eval_command() {
             app.add_flag("--test-disable-static-checks", flags->disable_static_checks,
                          "(integrity suite only) record forbidden headers/symbols, run anyway")
                 ->group("");
+            app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
+                         "Run the candidate without the sandbox (recorded in the result and the "
+                         "feedback; for debugging the harness only)");
             return [flags, &globals]() -> Result<int> {
               PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
               PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
@@ -99,6 +104,7 @@ CommandSpec make_eval_command() {
               request.options.trials = flags->trials;
               request.options.reference_as_candidate = flags->reference_as_candidate;
               request.options.disable_static_checks = flags->disable_static_checks;
+              request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
               SystemProcessRunner processes;
               PTXB_ASSIGN_OR_RETURN(EvalResult result,
                                     evaluate(request, registry, globals.tasks_dirs,

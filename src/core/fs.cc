@@ -36,6 +36,22 @@ Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   return contents;
 }
 
+Result<std::string> read_proc_file(const std::string& path, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error("io", "{}: cannot open: {}", path, std::strerror(errno));
+  std::string contents;
+  char buffer[4096];
+  while (contents.size() < max_bytes) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    const std::size_t room = max_bytes - contents.size();
+    contents.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), room));
+  }
+  ::close(fd);
+  return contents;
+}
+
 Status write_file_atomic(const std::string& path, const std::string& contents) {
   const stdfs::path target(path);
   std::error_code ec;

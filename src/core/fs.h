@@ -13,6 +13,9 @@ namespace ptxb {
 // `max_bytes` (the size is checked before reading, so a huge file is never loaded).
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 
+// Reads a file whose size stat(2) does not know (/proc, /sys) until EOF, at most `max_bytes`.
+Result<std::string> read_proc_file(const std::string& path, std::size_t max_bytes = 1u << 16);
+
 // Writes `contents` to `path` atomically: a temporary file in the same directory, fsync'd, then
 // rename(2). Readers never see a half-written file, and concurrent writers of identical content
 // are safe.

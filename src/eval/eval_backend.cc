@@ -47,20 +47,26 @@ Json DeviceFacts::to_json() const {
               {"sm_clock_mhz", sm_clock_mhz}};
 }
 
+std::vector<std::string> reference_variables(const std::string& selector,
+                                             const std::string& signature) {
+  return {"PTXBENCH_REFERENCE=" + selector, "PTXBENCH_REFERENCE_SIGNATURE=" + signature};
+}
+
 std::vector<std::string> reference_environment(const std::string& selector,
                                                const std::string& signature) {
   std::vector<std::string> env;
   for (const auto& entry : current_environment())
     if (!starts_with(entry, "PTXBENCH_REFERENCE")) env.push_back(entry);
-  env.push_back("PTXBENCH_REFERENCE=" + selector);
-  env.push_back("PTXBENCH_REFERENCE_SIGNATURE=" + signature);
+  for (auto& entry : reference_variables(selector, signature)) env.push_back(std::move(entry));
   return env;
 }
 
 Result<std::unique_ptr<RunnerSession>> ProcessRunnerLauncher::spawn(
-    RunnerRole role, const std::string& reference_selector, const std::string& signature) {
+    RunnerRole role, const std::string& reference_selector, const std::string& signature,
+    const std::vector<std::string>& sandbox_prefix) {
   RunnerLaunchSpec spec;
   spec.runner_path = runner_path_;
+  spec.wrapper_argv = sandbox_prefix;
   // The reference library reads its backend and ABI from the environment: the runner's
   // protocol stays the same for candidates and references.
   if (role == RunnerRole::kReference) spec.env = reference_environment(reference_selector, signature);

@@ -100,15 +100,20 @@ class RunnerLauncher {
  public:
   virtual ~RunnerLauncher() = default;
   // kReference sessions load the reference library; `reference_selector` tells it which backend
-  // ("cudnn_sdpa_fwd:causal") and `signature` which ABI to report.
-  virtual Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role,
-                                                       const std::string& reference_selector,
-                                                       const std::string& signature) = 0;
+  // ("cudnn_sdpa_fwd:causal") and `signature` which ABI to report. `sandbox_prefix` is the
+  // ptxbench-sandbox command line the runner is started under (eval/eval_sandbox.h); empty
+  // only with --unsafe-no-sandbox.
+  virtual Result<std::unique_ptr<RunnerSession>> spawn(
+      RunnerRole role, const std::string& reference_selector, const std::string& signature,
+      const std::vector<std::string>& sandbox_prefix) = 0;
 };
 
-// Our environment plus PTXBENCH_REFERENCE / PTXBENCH_REFERENCE_SIGNATURE: how a process that
+// PTXBENCH_REFERENCE=selector and PTXBENCH_REFERENCE_SIGNATURE=signature: how a process that
 // loads libptxbench_reference.so (a reference runner, or a profiler run in A/A mode) learns
 // which backend and ABI to present.
+std::vector<std::string> reference_variables(const std::string& selector,
+                                             const std::string& signature);
+// Our environment plus reference_variables().
 std::vector<std::string> reference_environment(const std::string& selector,
                                                const std::string& signature);
 
@@ -145,7 +150,8 @@ class ProcessRunnerLauncher final : public RunnerLauncher {
   explicit ProcessRunnerLauncher(std::string runner_path) : runner_path_(std::move(runner_path)) {}
   Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role,
                                                const std::string& reference_selector,
-                                               const std::string& signature) override;
+                                               const std::string& signature,
+                                               const std::vector<std::string>& sandbox_prefix) override;
 
  private:
   std::string runner_path_;

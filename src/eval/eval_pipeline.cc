@@ -49,6 +49,7 @@ EvalTools EvalTools::discover() {
   t.reference_library_path = dir + "/libptxbench_reference.so";
   t.ncu_path = find_tool("ncu");
   t.sanitizer_path = find_tool("compute-sanitizer");
+  t.sandbox_path = dir + "/ptxbench-sandbox";
   return t;
 }
 
@@ -57,7 +58,8 @@ Json EvalTools::to_json() const {
               {"runner", runner_path},
               {"reference_library", reference_library_path},
               {"ncu", ncu_path},
-              {"compute_sanitizer", sanitizer_path}};
+              {"compute_sanitizer", sanitizer_path},
+              {"sandbox", sandbox_path}};
 }
 
 Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& registry,
@@ -136,6 +138,7 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   job.reference_library_path = tools.reference_library_path;
   job.ncu_path = tools.ncu_path;
   job.sanitizer_path = tools.sanitizer_path;
+  job.sandbox_path = tools.sandbox_path;
   ProcessSpec spec;
   spec.argv = {tools.supervisor_path, "--job", "-"};
   spec.stdin_data = job.to_json().dump();

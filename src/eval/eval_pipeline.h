@@ -15,7 +15,7 @@
 namespace ptxb {
 
 // Where the trusted binaries and the profilers are. Defaults: next to the running executable
-// (ptxbench-supervisor, ptxbench-runner, libptxbench_reference.so); ncu and compute-sanitizer on
+// (ptxbench-supervisor, ptxbench-runner, libptxbench_reference.so, ptxbench-sandbox); ncu and compute-sanitizer on
 // PATH or in the CUDA toolkit's bin/.
 struct EvalTools {
   std::string supervisor_path;
@@ -23,6 +23,7 @@ struct EvalTools {
   std::string reference_library_path;
   std::string ncu_path;
   std::string sanitizer_path;
+  std::string sandbox_path;
   static EvalTools discover();
   Json to_json() const;
 };

@@ -351,6 +351,9 @@ std::vector<Trace> EvalResult::traces(const std::string& definition, const Json&
                               {"environment", environment},
                               {"stage_ms", stage_list_to_json(stage_ms)},
                               {"options", options.to_json()},
+                              // Whether untrusted code ran in the sandbox (false only with
+                              // --unsafe-no-sandbox): a filter for trace consumers.
+                              {"sandboxed", !options.unsafe_no_sandbox},
                               {"harness_version", harness_version}};
     Json document{{"definition", definition},
                   {"workload", workload},
@@ -374,7 +377,8 @@ Json SupervisorJob::to_json() const {
   return Json{{"request", request.to_json()},          {"compile", compile},
               {"tasks_dirs", tasks_dirs},                {"runner_path", runner_path},
               {"reference_library_path", reference_library_path},
-              {"ncu_path", ncu_path},                  {"sanitizer_path", sanitizer_path}};
+              {"ncu_path", ncu_path},                  {"sanitizer_path", sanitizer_path},
+              {"sandbox_path", sandbox_path}};
 }
 
 Result<SupervisorJob> SupervisorJob::from_json(const Json& json) {
@@ -390,6 +394,7 @@ Result<SupervisorJob> SupervisorJob::from_json(const Json& json) {
   job.reference_library_path = json.value("reference_library_path", "");
   job.ncu_path = json.value("ncu_path", "");
   job.sanitizer_path = json.value("sanitizer_path", "");
+  job.sandbox_path = json.value("sandbox_path", "");
   return job;
 }
 

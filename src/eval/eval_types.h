@@ -30,6 +30,9 @@ struct EvalOptions {
   // Test-only (A/A benchmark): the reference library runs in the candidate slot; the module
   // check is off for it, and the trace says so.
   bool reference_as_candidate = false;
+  // --unsafe-no-sandbox: untrusted processes run without ptxbench-sandbox; the trace
+  // (evaluation.ptxbench.sandboxed) and the feedback say so. Without it, a sandbox that cannot
+  // be set up is INFRA_ERROR, never an unsandboxed run.
   bool unsafe_no_sandbox = false;  // recorded; the sandbox itself is issue 5's
   // Test-only (the adversarial suite, docs/integrity.md): forbidden headers and symbols are
   // recorded but do not stop the evaluation, so the run-time checks and the sandbox can be shown
@@ -168,6 +171,7 @@ struct SupervisorJob {
   std::string reference_library_path;  // libptxbench_reference.so
   std::string ncu_path;                // "" = not available
   std::string sanitizer_path;          // "" = not available
+  std::string sandbox_path;            // ptxbench-sandbox; "" = not found
 
   Json to_json() const;
   static Result<SupervisorJob> from_json(const Json& json);

@@ -13,6 +13,7 @@
 #include "core/version.h"
 #include "eval/integrity_checks.h"
 #include "eval/integrity_reasons.h"
+#include "eval/eval_sandbox.h"
 
 namespace ptxb {
 namespace {
@@ -39,7 +40,16 @@ struct Side {
   std::unique_ptr<RunnerSession> session;
   std::optional<Finding> failure;
   std::string role;
+  bool answered_hello = false;  // before that, only ptxbench-sandbox can have failed
 };
+
+// A profiler run that the sandbox ended: its set-up failed (INFRA_ERROR), or the runner inside
+// made a call the filter stops (FORBIDDEN).
+std::optional<Finding> sandbox_failure(const ProcessResult& ran) {
+  const std::string output = ran.stdout_text + ran.stderr_text;
+  if (auto f = sandbox_setup_failure(ran.exit_code, output)) return f;
+  return sandbox_finding_in_output(output);
+}
 
 // Turns a failed call (timeout, dead runner) into the candidate's status.
 Finding call_failure(Side& side, const Error& error, milliseconds limit) {
@@ -52,6 +62,11 @@ Finding call_failure(Side& side, const Error& error, milliseconds limit) {
                                limit.count() / 1000.0)};
   }
   RunnerExit exit = side.session->wait(milliseconds(5000));
+  if (exit.finished && !exit.killed_by_us) {
+    if (!side.answered_hello)
+      if (auto f = sandbox_setup_failure(exit.exit_code, side.session->log())) return *f;
+    if (auto f = sandbox_finding(exit.term_signal, side.session->log())) return *f;
+  }
   if (error.code == "eof" || error.code == "frame_truncated" || exit.finished) {
     return Finding{PtxbStatus::kRuntimeError,
                    std::string(exit.term_signal != 0 ? reason::kRunnerCrashed
@@ -166,24 +181,55 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
 
   const std::string so_path = compile.artifact.path_of(compile.artifact.shared_object);
   const std::string signature = compile.artifact.abi_signature;
-  auto scratch = make_temp_directory("ptxb-eval");
+  // The evaluation's staging directory: the candidate's .so and the profilers' params, where
+  // the sandboxed uid can read them, and one scratch directory per sandboxed process.
+  // Under /var/tmp, not /tmp: the sandbox mounts a private tmpfs over /tmp (Nsight Compute and
+  // compute-sanitizer keep lock and temporary files there), which would hide the staged files.
+  auto scratch = make_temp_directory("ptxb-eval", is_directory("/var/tmp") ? "/var/tmp" : "");
   if (!scratch.ok()) return finish(PtxbStatus::kInfraError, "scratch", scratch.error().message);
+  struct RemoveOnExit {
+    std::string dir;
+    ~RemoveOnExit() { remove_tree(dir); }
+  } remove_staging{*scratch};
   const std::string params_path = *scratch + "/params.json";
+  const std::string staged_so = *scratch + "/" + compile.artifact.shared_object;
+  {
+    auto so_bytes = read_file(so_path, 1u << 30);
+    if (!so_bytes.ok()) return finish(PtxbStatus::kInfraError, "scratch", so_bytes.error().message);
+    if (auto copied = write_file_atomic(staged_so, *so_bytes); !copied.ok())
+      return finish(PtxbStatus::kInfraError, "scratch", copied.error().message);
+  }
   // A/A mode (test-only): the library sits in the candidate slot for the profilers too, after
   // one unprofiled warm-up call that builds its plans.
   const bool library_as_candidate = options.reference_as_candidate;
   Json self_contained = self_contained_params(task, signature, options.seed);
-  std::optional<std::vector<std::string>> profile_env;
-  if (library_as_candidate) {
-    self_contained["warmup_calls"] = 1;
-    profile_env = reference_environment(reference_selector(task), signature);
-  }
+  if (library_as_candidate) self_contained["warmup_calls"] = 1;
   if (auto written = write_file_atomic(params_path, self_contained.dump()); !written.ok())
     return finish(PtxbStatus::kInfraError, "scratch", written.error().message);
   const std::vector<std::string> self_contained_argv = {
       job.runner_path, "--self-contained",
-      "--so",          library_as_candidate ? job.reference_library_path : so_path,
+      "--so",          library_as_candidate ? job.reference_library_path : staged_so,
       "--params-json", params_path};
+
+  // ---- sandbox self-check (before any candidate code runs) ----
+  start = Clock::now();
+  EvalSandbox sandbox(job, *scratch, reference_selector(task), signature);
+  const Status sandbox_ready = sandbox.self_check(tools_);
+  result.environment["sandbox"] = sandbox.describe();
+  stage("sandbox_check", start);
+  if (!sandbox_ready.ok())
+    return finish(PtxbStatus::kInfraError, sandbox_ready.error().code,
+                  sandbox_ready.error().message);
+  // A profiler over the self-contained runner, in the sandbox (or not, with the unsafe flag).
+  auto run_tool = [&](std::vector<std::string> argv, double timeout_seconds,
+                      std::size_t output_cap) -> Result<ProcessResult> {
+    ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.timeout = seconds_to_ms(timeout_seconds);
+    spec.output_cap_bytes = output_cap;
+    PTXB_ASSIGN_OR_RETURN(spec, sandbox.wrap_tool(std::move(spec), library_as_candidate));
+    return tools_.run(spec);
+  };
 
   // ---- sanitizer gate ----
   if (options.sanitize) {
@@ -191,13 +237,11 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     if (job.sanitizer_path.empty())
       return finish(PtxbStatus::kInfraError, "sanitizer_unavailable",
                     "--sanitize was asked for but compute-sanitizer was not found");
-    ProcessSpec spec;
-    spec.argv = sanitizer_argv(job.sanitizer_path, options.sanitizer_tool, self_contained_argv);
-    spec.env = profile_env;
-    spec.timeout = seconds_to_ms(options.sanitizer_timeout_seconds);
-    auto ran = tools_.run(spec);
+    auto ran = run_tool(sanitizer_argv(job.sanitizer_path, options.sanitizer_tool, self_contained_argv),
+                        options.sanitizer_timeout_seconds, 1u << 20);
     stage("sanitizer", start);
     if (!ran.ok()) return finish(PtxbStatus::kInfraError, "sanitizer_failed", ran.error().message);
+    if (auto f = sandbox_failure(*ran)) return finish(f->status, f->reason, f->detail);
     if (ran->timed_out)
       return finish(PtxbStatus::kTimeout, "sanitizer_timeout",
                     fmt::format("the call did not finish under compute-sanitizer within {:.0f} s",
@@ -248,8 +292,14 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     side.role = label;
     const milliseconds limit = seconds_to_ms(options.runner_start_timeout_seconds);
     const bool library_in_slot = role == RunnerRole::kReference || options.reference_as_candidate;
+    auto prefix = sandbox.runner_prefix(library_in_slot);
+    if (!prefix.ok()) {
+      side.failure = Finding{PtxbStatus::kInfraError, std::string(reason::kSandboxSetup),
+                             prefix.error().message};
+      return side;
+    }
     auto spawned = launcher_.spawn(library_in_slot ? RunnerRole::kReference : RunnerRole::kCandidate,
-                                   reference_selector(task), signature);
+                                   reference_selector(task), signature, *prefix);
     if (!spawned.ok()) {
       side.failure = Finding{PtxbStatus::kInfraError, "runner_spawn", spawned.error().message};
       return side;
@@ -272,6 +322,7 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     };
     auto hello = side.session->hello(limit);
     if (!hello.ok()) { fail(hello.error(), "hello"); return side; }
+    side.answered_hello = true;
     result.environment["runner"] = Json{{"device_name", hello->device_name},
                                         {"cuda_runtime_version", hello->cuda_runtime_version},
                                         {"cuda_driver_version", hello->cuda_driver_version},
@@ -280,7 +331,7 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
                                         {"l2_flush_bytes", hello->l2_flush_bytes}};
     LoadRequest load;
     const bool candidate_code = role == RunnerRole::kCandidate && !options.reference_as_candidate;
-    load.so_path = candidate_code ? so_path : job.reference_library_path;
+    load.so_path = candidate_code ? staged_so : job.reference_library_path;
     load.expected_signature = signature;
     if (candidate_code)
       for (const auto& cubin : compile.artifact.cubin_files) {
@@ -455,12 +506,11 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     // memcheck pass over the self-contained call locates it (kernel.cu:LINE thanks to -lineinfo).
     if (f.status == PtxbStatus::kMemoryError && !options.sanitize && !job.sanitizer_path.empty()) {
       const auto locate_start = Clock::now();
-      ProcessSpec spec;
-      spec.argv = sanitizer_argv(job.sanitizer_path, "memcheck", self_contained_argv);
-      spec.env = profile_env;
-      spec.timeout = seconds_to_ms(options.sanitizer_timeout_seconds);
-      auto ran = tools_.run(spec);
-      if (ran.ok() && !ran->timed_out) {
+      auto ran = run_tool(sanitizer_argv(job.sanitizer_path, "memcheck", self_contained_argv),
+                          options.sanitizer_timeout_seconds, 1u << 20);
+      if (ran.ok())
+        if (auto sandboxed = sandbox_failure(*ran)) f = *sandboxed;
+      if (ran.ok() && !ran->timed_out && f.status == PtxbStatus::kMemoryError) {
         auto report = parse_sanitizer_output(ran->stdout_text + ran->stderr_text, "memcheck");
         if (report.ok() && report->error_count > 0) {
           result.sanitizer = report->to_json();
@@ -713,14 +763,24 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     check.reason = "Nsight Compute (ncu) not found";
   } else {
     start = Clock::now();
-    ProcessSpec spec;
-    spec.argv = ncu_source_argv(job.ncu_path, self_contained_argv);
-    spec.env = profile_env;
-    spec.timeout = seconds_to_ms(options.ncu_timeout_seconds);
-    spec.output_cap_bytes = 64u << 20;
-    auto ran = tools_.run(spec);
+    auto ran = run_tool(ncu_source_argv(job.ncu_path, self_contained_argv),
+                        options.ncu_timeout_seconds, 64u << 20);
     check.cost_ms = ms_since(start);
     stage("ncu", start);
+    if (ran.ok())
+      if (auto f = sandbox_failure(*ran)) {
+        // The sandbox's verdict replaces the pass: a candidate that makes a forbidden call only
+        // under the profiler is still caught (and a sandbox that failed is the harness's).
+        check.verdict = kInstUnknown;
+        check.reason = "the profiled call was stopped by the sandbox";
+        Finding violation = *f;
+        result.workloads.back().findings.push_back(violation);
+        result.workloads.back().status = violation.status;
+        result.workloads.back().reason = violation.reason;
+        result.workloads.back().message = violation.detail;
+        finish(violation.status, violation.reason, violation.detail);
+        return result;
+      }
     if (!ran.ok()) {
       check.verdict = kInstUnknown;
       check.reason = "ncu failed to start: " + ran.error().message;

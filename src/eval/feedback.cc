@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.h"
+#include "eval/eval_sandbox.h"
 
 namespace ptxb {
 namespace {
@@ -13,6 +14,9 @@ std::string cap(const std::string& text, std::size_t limit) {
 }
 
 std::string next_step(const EvalResult& r) {
+  if (starts_with(r.reason, reason::kSandboxSeccomp))
+    return "Remove the forbidden system call: `run` may only compute on the GPU (no sockets, "
+           "processes, signals to others, tracing, mounts or kernel interfaces).";
   switch (r.status) {
     case PtxbStatus::kCompileError:
       return "Fix the compile errors above; keep the exact `run` signature.";
@@ -70,6 +74,8 @@ void append_compile(std::string& out, const Json& compile, std::size_t log_cap) 
 
 std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
   std::string out;
+  if (r.options.unsafe_no_sandbox)
+    out += "## Sandbox\nOFF (--unsafe-no-sandbox): this kernel ran without the sandbox.\n";
   append_compile(out, r.compile, log_cap_bytes);
   if (r.sanitizer.is_object()) {
     out += fmt::format("## Sanitizer ({})\n", r.options.sanitizer_tool);
@@ -116,6 +122,7 @@ std::string render_summary(const EvalResult& r) {
     if (w.speedup) out += fmt::format("  speedup {:.3f}x", *w.speedup);
     out += "\n";
   }
+  if (r.options.unsafe_no_sandbox) out += "  sandbox: OFF (--unsafe-no-sandbox)\n";
   out += "  target instructions: " + r.target_instructions.verdict;
   if (!r.target_instructions.reason.empty()) out += " (" + r.target_instructions.reason + ")";
   out += "\n  stages:";

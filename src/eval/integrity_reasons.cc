@@ -30,6 +30,11 @@ constexpr VerdictReason kReasons[] = {
     {kLoadFailed, S::kRuntimeError, "runner: dlopen/dlsym of kernel.so"},
     {kIllegalAddress, S::kMemoryError, "runner: sticky CUDA memory fault"},
     {kCudaError, S::kRuntimeError, "runner: other CUDA error"},
+    {kSandboxSeccomp, S::kForbidden, "sandbox: seccomp trap (SIGSYS) of the runner or profiler"},
+    {kSandboxCpuLimit, S::kRuntimeError, "sandbox: RLIMIT_CPU (SIGXCPU)"},
+    {kSandboxFileSizeLimit, S::kRuntimeError, "sandbox: RLIMIT_FSIZE (SIGXFSZ)"},
+    {kSandboxUnavailable, S::kInfraError, "supervisor: ptxbench-sandbox not found"},
+    {kSandboxSetup, S::kInfraError, "sandbox: launcher failure or weaker self-report"},
     {kForbiddenHeader, S::kForbidden, "compile: header allow-list (preprocessor line markers)"},
     {kForbiddenSymbol, S::kForbidden, "compile: undefined-symbol allow-list (.dynsym)"},
 };
@@ -41,6 +46,7 @@ std::span<const VerdictReason> verdict_reasons() {
 }
 
 std::optional<VerdictReason> find_verdict_reason(std::string_view reason) {
+  reason = reason.substr(0, reason.find(':'));
   for (const auto& r : kReasons)
     if (r.reason == reason) return r;
   return std::nullopt;

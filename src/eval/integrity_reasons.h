@@ -64,6 +64,18 @@ inline constexpr std::string_view kLoadFailed = "load_failed";
 inline constexpr std::string_view kIllegalAddress = "illegal_address";
 inline constexpr std::string_view kCudaError = "cuda_error";
 
+// ---- the sandbox (eval/eval_sandbox.h; docs/integrity.md "Sandbox") ----
+// FORBIDDEN: the seccomp filter stopped a call; the call's name follows after a colon
+// ("sandbox_seccomp:ptrace") when the runner could report it.
+inline constexpr std::string_view kSandboxSeccomp = "sandbox_seccomp";
+// RUNTIME_ERROR: the process reached RLIMIT_CPU / RLIMIT_FSIZE.
+inline constexpr std::string_view kSandboxCpuLimit = "sandbox_cpu_limit";
+inline constexpr std::string_view kSandboxFileSizeLimit = "sandbox_file_size_limit";
+// INFRA_ERROR: ptxbench-sandbox is missing, or could not set the sandbox up (or set up a
+// weaker one than asked for). Nothing untrusted ran.
+inline constexpr std::string_view kSandboxUnavailable = "sandbox_unavailable";
+inline constexpr std::string_view kSandboxSetup = "sandbox_setup";
+
 // ---- compile stage (compile/compiler.cc) ----
 inline constexpr std::string_view kForbiddenHeader = "forbidden_header";
 inline constexpr std::string_view kForbiddenSymbol = "forbidden_symbol";
@@ -76,6 +88,7 @@ struct VerdictReason {
 
 // Every reason above with its status. Integrity reasons are REWARD_HACK or FORBIDDEN.
 std::span<const VerdictReason> verdict_reasons();
+// A reason with a detail after a colon ("sandbox_seccomp:socket") is found by its prefix.
 std::optional<VerdictReason> find_verdict_reason(std::string_view reason);
 
 }  // namespace ptxb::reason

@@ -26,7 +26,7 @@ namespace ptxb {
 
 struct RunnerLaunchSpec {
   std::string runner_path;                // build/ptxbench-runner
-  std::vector<std::string> wrapper_argv;  // sandbox launcher prefix (unshare ... --); may be empty
+  std::vector<std::string> wrapper_argv;  // sandbox launcher prefix (ptxbench-sandbox ... --); may be empty
   std::vector<std::string> extra_args;    // appended after `--channel-fd 3`
   std::optional<std::vector<std::string>> env;  // full KEY=VALUE list; nullopt inherits ours
   std::string cwd;                              // empty: inherit

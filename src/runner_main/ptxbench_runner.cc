@@ -2,13 +2,14 @@
 //
 //   ptxbench-runner --channel-fd 3
 //       Serves the supervisor's requests on fd 3 (a socketpair end): hello, load, bind, call,
-//       shutdown. Spawned by the supervisor inside the sandbox (DESIGN §3.3).
+//       shutdown. Spawned by the supervisor inside ptxbench-sandbox (docs/integrity.md).
 //   ptxbench-runner --self-contained --so PATH --params-json FILE
 //       One call on inputs the runner allocates itself, for ncu and compute-sanitizer.
 //
 // stdout/stderr are logs only; the runner never prints a verdict. Exit codes: runner_service.h.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "runtime/runner_service.h"
 #include "runtime/self_contained.h"
+#include "sandbox/blocked_syscall.h"
 
 namespace {
 
@@ -40,6 +42,9 @@ int usage_error(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any candidate code exists in the process: a call the sandbox's seccomp filter stops
+  // is named in the log (the supervisor reports FORBIDDEN sandbox_seccomp:<call>).
+  ptxb::install_blocked_syscall_reporter();
   int channel_fd = -1;
   bool self_contained = false;
   std::string so_path;
@@ -87,6 +92,11 @@ int main(int argc, char** argv) {
     return usage_error("--channel-fd " + std::to_string(channel_fd) + " is not open");
   // Processes the candidate might spawn must not inherit the channel.
   ::fcntl(channel_fd, F_SETFD, FD_CLOEXEC);
+  // Not dumpable: another process of the sandbox's uid (a concurrent evaluation's runner) can
+  // neither read nor write this one's memory through /proc/PID/mem, nor ptrace it. (execve
+  // resets the flag, so the launcher cannot set it for us. The self-contained mode keeps it:
+  // ncu and compute-sanitizer, inside the same sandbox, inspect their target.)
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // A vanished supervisor is an EPIPE from send(), not a silent death by SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
   ptxb::RunnerService service(channel_fd);

@@ -56,6 +56,28 @@ TEST(EvalCli, CompileErrorIsAVerdictNotACrash) {
   remove_tree(*dir);
 }
 
+TEST(EvalCli, UnsafeNoSandboxIsRecordedInTheResultAndTheFeedback) {
+  if (probe_gpus().has_gpu()) GTEST_SKIP() << "a GPU is present: tests/gpu/sandbox_eval_test.cc covers it";
+  const std::string kernel = std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu";
+  ProcessResult r = run_eval({kernel, "--task", "gemm_n7168_k5120", "--json", "--unsafe-no-sandbox"});
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
+  auto parsed = parse_json(r.stdout_text, "eval --json");
+  ASSERT_TRUE(parsed.ok()) << r.stdout_text.substr(0, 500);
+  EXPECT_EQ((*parsed)["options"]["unsafe_no_sandbox"], true);
+  EXPECT_EQ((*parsed)["traces"][0]["evaluation"]["ptxbench"]["sandboxed"], false);
+  ProcessResult feedback =
+      run_eval({kernel, "--task", "gemm_n7168_k5120", "--feedback", "--unsafe-no-sandbox"});
+  EXPECT_NE(feedback.stdout_text.find("ran without the sandbox"), std::string::npos)
+      << feedback.stdout_text;
+  ProcessResult table = run_eval({kernel, "--task", "gemm_n7168_k5120", "--unsafe-no-sandbox"});
+  EXPECT_NE(table.stdout_text.find("sandbox: OFF"), std::string::npos) << table.stdout_text;
+  // Without the flag the trace says the sandbox is on.
+  ProcessResult sandboxed = run_eval({kernel, "--task", "gemm_n7168_k5120", "--json"});
+  auto on = parse_json(sandboxed.stdout_text, "eval --json");
+  ASSERT_TRUE(on.ok());
+  EXPECT_EQ((*on)["traces"][0]["evaluation"]["ptxbench"]["sandboxed"], true);
+}
+
 TEST(EvalCli, UnknownTaskAndMissingFileAreOneLineErrors) {
   ProcessResult r = run_eval({"/nonexistent.cu", "--task", "gemm_n7168_k5120"});
   EXPECT_EQ(r.exit_code, 1);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -11,6 +13,9 @@
 
 #include "core/fs.h"
 #include "eval/feedback.h"
+#include "sandbox/blocked_syscall.h"
+#include "sandbox/sandbox_policy.h"
+#include "sandbox/sandbox_report.h"
 #include "tasks/registry.h"
 
 namespace ptxb {
@@ -102,14 +107,21 @@ struct FakeSession final : RunnerSession {
   std::uint64_t device_ns = 1'000'000;
   std::function<Result<CallReply>(int index, CallReply reply)> on_call;
   std::optional<Error> load_error;
+  std::optional<Error> hello_error;
   RunnerExit exit{true, 0, 0, false};
+  std::string log_text = "runner log line\n";
+  std::string* loaded_so = nullptr;  // where load() writes the path it was asked to load
   int calls = 0;
   std::vector<std::uint64_t>* sets_log = nullptr;  // outlives the session (the fixture's)
   // Device time of a call on freshly rewritten inputs (a result cache misses there); 0: same.
   std::uint64_t fresh_device_ns = 0;
 
-  Result<HelloReply> hello(milliseconds) override { return HelloReply{}; }
-  Result<LoadReply> load(const LoadRequest&, milliseconds) override {
+  Result<HelloReply> hello(milliseconds) override {
+    if (hello_error) return *hello_error;
+    return HelloReply{};
+  }
+  Result<LoadReply> load(const LoadRequest& request, milliseconds) override {
+    if (loaded_so) *loaded_so = request.so_path;
     if (load_error) return *load_error;
     return LoadReply{};
   }
@@ -135,29 +147,20 @@ struct FakeSession final : RunnerSession {
   Status shutdown(milliseconds) override { return ok_status(); }
   void kill() override {}
   RunnerExit wait(milliseconds) override { return exit; }
-  std::string log() const override { return "runner log line\n"; }
+  std::string log() const override { return log_text; }
 };
 
 struct FakeLauncher final : RunnerLauncher {
   std::function<std::unique_ptr<FakeSession>()> candidate, reference;
   std::vector<RunnerRole> spawned;
+  std::vector<std::vector<std::string>> sandbox_prefixes;  // one per spawn
   Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role, const std::string&,
-                                               const std::string&) override {
+                                               const std::string&,
+                                               const std::vector<std::string>& prefix) override {
     spawned.push_back(role);
+    sandbox_prefixes.push_back(prefix);
     auto& factory = role == RunnerRole::kCandidate ? candidate : reference;
     return std::unique_ptr<RunnerSession>(factory());
-  }
-};
-
-// Profilers: the program name decides which canned output comes back.
-struct FakeTools final : ProcessRunner {
-  std::map<std::string, ProcessResult> by_tool;
-  std::vector<std::vector<std::string>> runs;
-  Result<ProcessResult> run(const ProcessSpec& spec) override {
-    runs.push_back(spec.argv);
-    auto it = by_tool.find(spec.argv.at(0));
-    if (it == by_tool.end()) return make_error("process", "no such tool {}", spec.argv.at(0));
-    return it->second;
   }
 };
 
@@ -169,6 +172,46 @@ ProcessResult exited(int code, std::string out, std::string err = "") {
   return r;
 }
 
+// What `ptxbench-sandbox --report` prints inside a working sandbox (namespace ids that differ
+// from any real process's).
+Json good_sandbox_report() {
+  Json report{{"Uid", "65534\t65534\t65534\t65534"}, {"Seccomp", "2"}, {"no_new_privs", 1},
+              {"root_read_only", true}, {"scratch_writable", true},
+              {"network_interfaces", Json::array({"lo"})},
+              {"namespaces", {{"mnt", "mnt:[1]"}, {"net", "net:[2]"}, {"ipc", "ipc:[3]"}}}};
+  for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
+    report[set] = "0000000000000000";
+  return report;
+}
+
+// Profilers: the program name decides which canned output comes back. A command wrapped in the
+// sandbox launcher is unwrapped first (`runs` holds what ran inside, `policies` the policy it
+// ran under); the launcher's own `--report` self-check answers `sandbox_report`.
+struct FakeTools final : ProcessRunner {
+  std::map<std::string, ProcessResult> by_tool;
+  std::vector<std::vector<std::string>> runs;
+  std::vector<Json> policies;
+  int self_checks = 0;
+  ProcessResult sandbox_report = exited(0, good_sandbox_report().dump());
+  Result<ProcessResult> run(const ProcessSpec& spec) override {
+    std::vector<std::string> argv = spec.argv;
+    if (argv.at(0) == PTXB_SANDBOX_PATH) {
+      EXPECT_EQ(argv.at(1), "--policy-json");
+      EXPECT_EQ(argv.at(3), "--");
+      policies.push_back(Json::parse(argv.at(2)));
+      argv.erase(argv.begin(), argv.begin() + 4);
+      if (argv.size() >= 2 && argv[1] == "--report") {
+        ++self_checks;
+        return sandbox_report;
+      }
+    }
+    runs.push_back(argv);
+    auto it = by_tool.find(argv.at(0));
+    if (it == by_tool.end()) return make_error("process", "no such tool {}", argv.at(0));
+    return it->second;
+  }
+};
+
 class EvaluatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -177,7 +220,11 @@ class EvaluatorTest : public ::testing::Test {
     registry_.emplace(std::move(loaded).value());
     task_ = registry_->get("gemm_n7168_k5120").value();
     compile_.status = CompileStatus::kOk;
-    compile_.artifact.directory = "/nonexistent";
+    auto artifact_dir = make_temp_directory("ptxb-evaluator-test");
+    ASSERT_TRUE(artifact_dir.ok());
+    artifact_dir_ = *artifact_dir;
+    ASSERT_TRUE(write_file_atomic(artifact_dir_ + "/kernel.so", "not really an ELF").ok());
+    compile_.artifact.directory = artifact_dir_;
     compile_.artifact.arch = "sm_90a";
     compile_.artifact.abi_signature = make_run_signature(task_->definition).declaration();
     compile_.artifact.cubin_files = {"kernel.sm_90a.cubin"};
@@ -187,6 +234,7 @@ class EvaluatorTest : public ::testing::Test {
     job_.runner_path = "/fake/ptxbench-runner";
     job_.ncu_path = "/fake/ncu";
     job_.sanitizer_path = "/fake/compute-sanitizer";
+    job_.sandbox_path = PTXB_SANDBOX_PATH;
     auto& timing = job_.request.options.timing;
     timing.warmup_calls = 2;
     timing.min_samples = 6;
@@ -204,12 +252,16 @@ class EvaluatorTest : public ::testing::Test {
       s->device_ns = candidate_device_ns_;
       if (candidate_script_) s->on_call = candidate_script_;
       if (load_error_) s->load_error = load_error_;
+      if (hello_error_) s->hello_error = hello_error_;
       s->exit = candidate_exit_;
       s->fresh_device_ns = candidate_fresh_device_ns_;
       s->sets_log = &candidate_sets_;
+      if (!candidate_log_.empty()) s->log_text = candidate_log_;
+      s->loaded_so = &loaded_so_;
       return s;
     };
   }
+  void TearDown() override { remove_tree(artifact_dir_); }
 
   EvalResult run() {
     Evaluator evaluator(device_, launcher_, tools_);
@@ -225,7 +277,11 @@ class EvaluatorTest : public ::testing::Test {
   FakeTools tools_;
   std::function<Result<CallReply>(int, CallReply)> candidate_script_;
   std::optional<Error> load_error_;
+  std::optional<Error> hello_error_;
   RunnerExit candidate_exit_{true, 0, 0, false};
+  std::string candidate_log_;
+  std::string loaded_so_;
+  std::string artifact_dir_;
   std::uint64_t candidate_device_ns_ = 1'000'000;
   std::uint64_t candidate_fresh_device_ns_ = 0;
   std::vector<std::uint64_t> candidate_sets_;  // the set of every candidate call, in order
@@ -786,6 +842,153 @@ TEST_F(EvaluatorTest, ResultRoundTripsAndMapsToSchemaStatuses) {
   EXPECT_EQ(trace["evaluation"]["ptxbench"]["reason"], "illegal_address");
   EXPECT_EQ(trace["workload"]["uuid"], task_->workload.uuid);
   EXPECT_FALSE(trace["evaluation"]["ptxbench"].contains("trace_validation_error"));
+}
+
+// ---- sandbox (eval/eval_sandbox.h): every untrusted process starts inside ptxbench-sandbox ----
+
+TEST_F(EvaluatorTest, RunnersAndProfilersRunInsideTheSandbox) {
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_EQ(tools_.self_checks, 1);
+  EXPECT_EQ(r.environment["sandbox"]["enabled"], true);
+  EXPECT_EQ(r.environment["sandbox"]["report"]["Seccomp"], "2");
+  // Both runners: reference first, then the candidate, each with its own runner policy.
+  ASSERT_EQ(launcher_.sandbox_prefixes.size(), 2u);
+  std::vector<SandboxPolicy> runner_policies;
+  for (const auto& prefix : launcher_.sandbox_prefixes) {
+    ASSERT_EQ(prefix.size(), 4u);
+    EXPECT_EQ(prefix[0], PTXB_SANDBOX_PATH);
+    EXPECT_EQ(prefix[3], "--");
+    auto policy = SandboxPolicy::from_json(Json::parse(prefix[2]));
+    ASSERT_TRUE(policy.ok()) << policy.error().message;
+    EXPECT_EQ(policy->seccomp, SeccompProfile::kRunner);
+    EXPECT_EQ(policy->keep_fds, (std::vector<int>{0, 1, 2, 3}));  // stdio + the channel
+    runner_policies.push_back(*policy);
+  }
+  const SandboxPolicy& reference = runner_policies[0];
+  const SandboxPolicy& candidate = runner_policies[1];
+  EXPECT_NE(reference.scratch_dir, candidate.scratch_dir);
+  ASSERT_EQ(reference.set_env.size(), 2u);
+  EXPECT_EQ(reference.set_env[0], "PTXBENCH_REFERENCE=cublaslt_gemm");
+  EXPECT_TRUE(candidate.set_env.empty());
+  EXPECT_EQ(candidate.hidden_files, r.environment["sandbox"]["hidden_files"].get<std::vector<std::string>>());
+  EXPECT_TRUE(reference.hidden_files.empty());
+  // The candidate loads a staged copy of its .so, where the sandbox's uid can read it.
+  EXPECT_NE(loaded_so_, compile_.artifact.path_of("kernel.so"));
+  EXPECT_EQ(loaded_so_, candidate.scratch_dir.substr(0, candidate.scratch_dir.rfind('/')) + "/kernel.so");
+  // ncu runs inside the sandbox too, with the profiler profile (loopback IP for its target).
+  ASSERT_EQ(tools_.runs.size(), 1u);
+  EXPECT_EQ(tools_.runs[0][0], "/fake/ncu");
+  ASSERT_EQ(tools_.policies.size(), 2u);  // the self-check, then ncu
+  EXPECT_EQ(tools_.policies[1]["seccomp"], "profiler");
+  // The staging directory is gone afterwards.
+  EXPECT_FALSE(path_exists(loaded_so_));
+}
+
+TEST_F(EvaluatorTest, MissingSandboxIsInfraErrorNotAnUnsandboxedRun) {
+  job_.sandbox_path = "/nonexistent/ptxbench-sandbox";
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError);
+  EXPECT_EQ(r.reason, "sandbox_unavailable");
+  EXPECT_NE(r.message.find("--unsafe-no-sandbox"), std::string::npos) << r.message;
+  EXPECT_TRUE(launcher_.spawned.empty());
+  EXPECT_TRUE(tools_.runs.empty());
+}
+
+TEST_F(EvaluatorTest, SandboxThatCannotBeSetUpIsInfraError) {
+  tools_.sandbox_report =
+      exited(kSandboxExitSetupFailed, "",
+             std::string(kSandboxSetupErrorPrefix) + "unshare(mount, network, IPC): Operation not permitted\n");
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError);
+  EXPECT_EQ(r.reason, "sandbox_setup");
+  EXPECT_NE(r.message.find("unshare"), std::string::npos) << r.message;
+  EXPECT_TRUE(launcher_.spawned.empty());
+}
+
+TEST_F(EvaluatorTest, WeakerSandboxThanAskedIsRefused) {
+  Json report = good_sandbox_report();
+  report["Seccomp"] = "0";
+  report["CapEff"] = "000001ffffffffff";
+  report["namespaces"]["net"] = namespace_ids()["net"];
+  tools_.sandbox_report = exited(0, report.dump());
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError);
+  EXPECT_EQ(r.reason, "sandbox_setup");
+  for (const char* missing : {"no seccomp filter", "CapEff", "no network namespace"})
+    EXPECT_NE(r.message.find(missing), std::string::npos) << missing << " in " << r.message;
+  EXPECT_TRUE(launcher_.spawned.empty());
+}
+
+TEST_F(EvaluatorTest, RunnerWhoseSandboxFailsIsInfraError) {
+  hello_error_ = Error{"channel closed", "eof"};
+  candidate_exit_ = RunnerExit{true, kSandboxExitSetupFailed, 0, false};
+  candidate_log_ = std::string(kSandboxSetupErrorPrefix) + "mount tmpfs on /tmp/x: No space left\n";
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError);
+  EXPECT_EQ(r.reason, "sandbox_setup");
+}
+
+TEST_F(EvaluatorTest, UnsafeNoSandboxRunsUnwrappedAndSaysSo) {
+  job_.request.options.unsafe_no_sandbox = true;
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_EQ(tools_.self_checks, 0);
+  EXPECT_TRUE(tools_.policies.empty());
+  for (const auto& prefix : launcher_.sandbox_prefixes) EXPECT_TRUE(prefix.empty());
+  EXPECT_EQ(r.environment["sandbox"]["enabled"], false);
+  EXPECT_NE(render_feedback(r).find("ran without the sandbox"), std::string::npos);
+  auto traces = r.traces(task_->definition.name, workload_to_json(task_->workload), "kernel.cu");
+  ASSERT_EQ(traces.size(), 1u);
+  Json trace = trace_to_json(traces[0]);
+  EXPECT_EQ(trace["evaluation"]["ptxbench"]["sandboxed"], false);
+  EXPECT_EQ(trace["evaluation"]["ptxbench"]["options"]["unsafe_no_sandbox"], true);
+}
+
+TEST_F(EvaluatorTest, SeccompKillIsForbiddenAndNamesTheCall) {
+  candidate_script_ = [](int, CallReply) -> Result<CallReply> { return Error{"gone", "eof"}; };
+  candidate_exit_ = RunnerExit{true, -1, SIGSYS, false};
+  candidate_log_ = std::string("some output\n") + std::string(kBlockedSyscallLine) + "101\n";
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kForbidden);
+  EXPECT_EQ(r.reason, "sandbox_seccomp:ptrace");
+  EXPECT_NE(r.message.find("ptrace"), std::string::npos) << r.message;
+  EXPECT_NE(render_feedback(r).find("forbidden system call"), std::string::npos);
+  // A handler the candidate replaced loses the name, never the verdict.
+  candidate_log_ = "no line\n";
+  EXPECT_EQ(run().reason, "sandbox_seccomp");
+}
+
+TEST_F(EvaluatorTest, ResourceLimitsAreNamed) {
+  candidate_script_ = [](int, CallReply) -> Result<CallReply> { return Error{"gone", "eof"}; };
+  candidate_exit_ = RunnerExit{true, -1, SIGXCPU, false};
+  EvalResult cpu = run();
+  EXPECT_EQ(cpu.status, PtxbStatus::kRuntimeError);
+  EXPECT_EQ(cpu.reason, "sandbox_cpu_limit");
+  candidate_exit_ = RunnerExit{true, -1, SIGXFSZ, false};
+  EXPECT_EQ(run().reason, "sandbox_file_size_limit");
+}
+
+TEST_F(EvaluatorTest, SandboxStopInsideTheSanitizerIsForbidden) {
+  job_.request.options.sanitize = true;
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(0, testdata("eval/sanitizer/memcheck_clean.txt"),
+             std::string(kBlockedSyscallLine) + "41\n");  // socket
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kForbidden);
+  EXPECT_EQ(r.reason, "sandbox_seccomp:socket");
+  ASSERT_EQ(tools_.policies.size(), 2u);
+  EXPECT_EQ(tools_.policies[1]["seccomp"], "profiler");
+}
+
+TEST_F(EvaluatorTest, SandboxStopUnderNcuOverridesThePass) {
+  tools_.by_tool["/fake/ncu"] = exited(1, "", std::string(kBlockedSyscallLine) + "62\n");  // kill
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kForbidden);
+  EXPECT_EQ(r.reason, "sandbox_seccomp:kill");
+  EXPECT_EQ(r.target_instructions.verdict, kInstUnknown);
+  ASSERT_EQ(r.workloads.size(), 1u);
+  EXPECT_EQ(r.workloads[0].status, PtxbStatus::kForbidden);
 }
 
 TEST(SelfContainedParams, FollowTheSignatureWithFullSizeTensors) {
