@@ -59,8 +59,8 @@ export OPENAI_API_KEY=$CANARY
 
 PTXB_INTEGRITY_SUITE=1 PTXB_INTEGRITY_CLI="$BIN/ptxbench" PTXB_INTEGRITY_OUT="$OUT_DIR" \
   PTXB_INTEGRITY_SANDBOX=$SANDBOX PTXB_INTEGRITY_CANARY="$CANARY" PTXB_INTEGRITY_ONLY="$ONLY" \
-  PTXB_INTEGRITY_BUDGET_S="$BUDGET" \
-  "$BIN/ptxbench_tests" --gtest_filter='IntegritySuiteOnGpu.*' >"$OUT_DIR/integrity_suite.log" 2>&1
+  PTXB_INTEGRITY_BUDGET_S="$BUDGET" PTXB_INTEGRITY_COMPILE=all \
+  "$BIN/ptxbench_tests" --gtest_filter='IntegrityManifest.EveryKernelCompiles*:IntegritySuiteOnGpu.*' >"$OUT_DIR/integrity_suite.log" 2>&1
 status=$?
 if [[ -f "$OUT_DIR/integrity_results.md" ]]; then
   cat "$OUT_DIR/integrity_results.md"

@@ -374,8 +374,8 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   auto replay = ReplayModel::load(default_replay_dir());
   ASSERT_TRUE(replay.ok()) << replay.error().message;
   EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 1).value(), "gemm_n7168_k5120/rung1_tma_wgmma.cu");
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 2).value(), "gemm_n7168_k5120/rung2_warp_specialized.cu");
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 8).value(), "gemm_n7168_k5120/rung2_warp_specialized.cu");
+  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 2).value(), "gemm_n7168_k5120/rung3_cluster_multicast.cu");
+  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 8).value(), "gemm_n7168_k5120/rung3_cluster_multicast.cu");
   // Every paper-h100 task has a kernel to replay.
   auto registry = TaskRegistry::load({});
   ASSERT_TRUE(registry.ok());
@@ -398,7 +398,16 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   auto second = replay.value()->complete(conversation);
   ASSERT_TRUE(second.ok());
   EXPECT_NE(second->content.find("Turn 2 (replay)"), std::string::npos);
-  EXPECT_NE(second->content.find("the last one again"), std::string::npos);
+  auto rung2 = read_file(default_replay_dir() + "/mha_bwd_d128/rung2_warp_specialized.cu", 1 << 20);
+  ASSERT_TRUE(rung2.ok());
+  EXPECT_EQ(extract_kernel(second->content).source, rung2.value());
+  // Past the end of the list the replay repeats its last kernel, and says so.
+  conversation.push_back({"assistant", second->content});
+  conversation.push_back({"user", "feedback"});
+  auto third = replay.value()->complete(conversation);
+  ASSERT_TRUE(third.ok());
+  EXPECT_NE(third->content.find("the last one again"), std::string::npos);
+  EXPECT_EQ(extract_kernel(third->content).source, rung2.value());
 
   auto unknown = replay.value()->complete({{"user", "# Task: no_such_task"}});
   ASSERT_FALSE(unknown.ok());

@@ -25,13 +25,16 @@ std::vector<Rung> rungs() {
   const std::string root = std::string(PTXB_SOURCE_DIR) + "/solutions/";
   return {{root + "gemm_n7168_k5120/rung1_tma_wgmma.cu", "gemm_n7168_k5120", 0.86},
           {root + "gemm_n7168_k5120/rung2_warp_specialized.cu", "gemm_n7168_k5120", 0.87},
+          {root + "gemm_n7168_k5120/rung3_cluster_multicast.cu", "gemm_n7168_k5120", 0.94},
           {root + "mha_with_lse_d128/rung1_tma_wgmma.cu", "mha_with_lse_d128", 0.80},
           {root + "mha_with_lse_d128_causal/rung1_tma_wgmma.cu", "mha_with_lse_d128_causal", 0.82},
           {root + "mha_with_lse_d128/rung2_warp_specialized.cu", "mha_with_lse_d128", 0.91},
           {root + "mha_with_lse_d128_causal/rung2_warp_specialized.cu", "mha_with_lse_d128_causal",
            0.92},
           {root + "mha_bwd_d128/rung1_tma_wgmma.cu", "mha_bwd_d128", 0.73},
-          {root + "mha_bwd_d128_causal/rung1_tma_wgmma.cu", "mha_bwd_d128_causal", 0.80}};
+          {root + "mha_bwd_d128_causal/rung1_tma_wgmma.cu", "mha_bwd_d128_causal", 0.80},
+          {root + "mha_bwd_d128/rung2_warp_specialized.cu", "mha_bwd_d128", 0.80},
+          {root + "mha_bwd_d128_causal/rung2_warp_specialized.cu", "mha_bwd_d128_causal", 0.82}};
 }
 
 TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {

@@ -107,7 +107,7 @@ class Suite {
     if (static_off) {
       std::string accept;
       for (const auto& a : e.without_static_checks->accept)
-        accept += (accept.empty() ? "" : " | ") + a.describe();
+        accept += (accept.empty() ? "" : " or ") + a.describe();
       row.expected = accept;
     } else {
       row.expected = e.expected.describe();
@@ -202,7 +202,7 @@ TEST(IntegritySuiteOnGpu, EveryEntryGetsItsExpectedVerdict) {
     if (e.sandbox_class && !suite.sandbox()) {
       std::string accept;
       for (const auto& a : e.without_static_checks->accept)
-        accept += (accept.empty() ? "" : " | ") + a.describe();
+        accept += (accept.empty() ? "" : " or ") + a.describe();
       rows.push_back(
           Row{e.id, "without static checks", accept, "", "skipped", "needs the sandbox", 0, ""});
       continue;
