@@ -8,17 +8,37 @@ namespace ptxb {
 
 bool is_cpp_keyword(const std::string& word) {
   static const std::set<std::string> kKeywords = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+      "alignas",       "alignof",     "and",
+      "and_eq",        "asm",         "auto",
+      "bitand",        "bitor",       "bool",
+      "break",         "case",        "catch",
+      "char",          "char8_t",     "char16_t",
+      "char32_t",      "class",       "compl",
+      "concept",       "const",       "consteval",
+      "constexpr",     "constinit",   "const_cast",
+      "continue",      "co_await",    "co_return",
+      "co_yield",      "decltype",    "default",
+      "delete",        "do",          "double",
+      "dynamic_cast",  "else",        "enum",
+      "explicit",      "export",      "extern",
+      "false",         "float",       "for",
+      "friend",        "goto",        "if",
+      "inline",        "int",         "long",
+      "mutable",       "namespace",   "new",
+      "noexcept",      "not",         "not_eq",
+      "nullptr",       "operator",    "or",
+      "or_eq",         "private",     "protected",
+      "public",        "register",    "reinterpret_cast",
+      "requires",      "return",      "short",
+      "signed",        "sizeof",      "static",
+      "static_assert", "static_cast", "struct",
+      "switch",        "template",    "this",
+      "thread_local",  "throw",       "true",
+      "try",           "typedef",     "typeid",
+      "typename",      "union",       "unsigned",
+      "using",         "virtual",     "void",
+      "volatile",      "wchar_t",     "while",
+      "xor",           "xor_eq"};
   return kKeywords.count(word) > 0;
 }
 
@@ -55,7 +75,8 @@ RunSignature make_run_signature(const Definition& definition) {
     used.insert(name);
     signature.parameters.push_back({AbiParameter::Kind::kAxis, "int64_t", name, axis.name, false});
   }
-  signature.parameters.push_back({AbiParameter::Kind::kStream, "cudaStream_t", "stream", "", false});
+  signature.parameters.push_back(
+      {AbiParameter::Kind::kStream, "cudaStream_t", "stream", "", false});
   return signature;
 }
 
@@ -65,6 +86,8 @@ std::string RunSignature::parameter_list() const {
   return join(parts, ", ");
 }
 
-std::string RunSignature::declaration() const { return "void run(" + parameter_list() + ")"; }
+std::string RunSignature::declaration() const {
+  return "void run(" + parameter_list() + ")";
+}
 
 }  // namespace ptxb

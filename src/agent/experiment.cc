@@ -37,9 +37,10 @@ Result<std::vector<std::string>> read_string_list(const Json& json, const std::s
 Result<ExperimentConfig> ExperimentConfig::from_json(const Json& json, const std::string& origin) {
   auto in = [&](Error e) { return e.with_context(origin); };
   if (!json.is_object()) return in(make_error("config", "$: expected an object"));
-  static const std::vector<std::string> kKnown = {
-      "comment", "models", "suite", "tasks", "variants", "trajectories", "turns",
-      "concurrency", "early_stop_speedup", "eval", "packs_dir"};
+  static const std::vector<std::string> kKnown = {"comment", "models",      "suite",
+                                                  "tasks",   "variants",    "trajectories",
+                                                  "turns",   "concurrency", "early_stop_speedup",
+                                                  "eval",    "packs_dir"};
   for (const auto& [key, value] : json.items())
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
       return in(make_error("config", "$.{}: unknown field (known: {})", key, join(kKnown, ", ")));
@@ -101,7 +102,8 @@ Result<ExperimentConfig> ExperimentConfig::from_json(const Json& json, const std
     config.eval = std::move(eval).value();
   }
   if (json.contains("packs_dir") && !json["packs_dir"].is_null()) {
-    if (!json["packs_dir"].is_string()) return in(make_error("config", "$.packs_dir: expected a string"));
+    if (!json["packs_dir"].is_string())
+      return in(make_error("config", "$.packs_dir: expected a string"));
     config.packs_dir = json["packs_dir"].get<std::string>();
   }
   return config;
@@ -125,10 +127,14 @@ Json ExperimentConfig::to_json() const {
 }
 
 Json TrajectoryPlan::to_json() const {
-  return Json{{"model", key.model},       {"arch", key.arch},
-              {"definition", key.definition}, {"workload", key.workload},
-              {"workload_name", workload_name}, {"variant", key.variant},
-              {"trajectory", key.trajectory}, {"task", task},
+  return Json{{"model", key.model},
+              {"arch", key.arch},
+              {"definition", key.definition},
+              {"workload", key.workload},
+              {"workload_name", workload_name},
+              {"variant", key.variant},
+              {"trajectory", key.trajectory},
+              {"task", task},
               {"index", index}};
 }
 
@@ -169,7 +175,8 @@ Json ExperimentPlan::to_json() const {
 std::string slug(const std::string& text) {
   std::string out = text;
   for (char& c : out)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '+' || c == '-'))
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '+' ||
+          c == '-'))
       c = '_';
   if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');
   return out;
@@ -182,7 +189,8 @@ std::string trajectory_id(const std::string& model, const std::string& task,
 
 Result<ExperimentPlan> make_plan(const ExperimentConfig& config, const TaskRegistry& registry,
                                  const PackLibrary& packs) {
-  if (config.models.empty()) return make_error("usage", "no model: give --model or \"models\" in --config");
+  if (config.models.empty())
+    return make_error("usage", "no model: give --model or \"models\" in --config");
   std::vector<const Task*> tasks;
   if (!config.suite.empty()) {
     tasks = registry.list(config.suite);
@@ -243,14 +251,15 @@ std::string first_json_difference(const Json& a, const Json& b, const std::strin
   }
   if (a.is_array()) {
     for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-      if (auto d = first_json_difference(a[i], b[i], json_path_index(path, i)); !d.empty()) return d;
-    if (a.size() != b.size())
-      return fmt::format("{}: {} entries vs {}", path, a.size(), b.size());
+      if (auto d = first_json_difference(a[i], b[i], json_path_index(path, i)); !d.empty())
+        return d;
+    if (a.size() != b.size()) return fmt::format("{}: {} entries vs {}", path, a.size(), b.size());
     return "";
   }
   for (const auto& [key, value] : a.items()) {
     if (!b.contains(key)) return fmt::format("{}: present vs absent", json_path_key(path, key));
-    if (auto d = first_json_difference(value, b[key], json_path_key(path, key)); !d.empty()) return d;
+    if (auto d = first_json_difference(value, b[key], json_path_key(path, key)); !d.empty())
+      return d;
   }
   for (const auto& [key, value] : b.items())
     if (!a.contains(key)) return fmt::format("{}: absent vs present", json_path_key(path, key));

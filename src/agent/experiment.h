@@ -27,8 +27,8 @@ struct Concurrency {
 
 struct ExperimentConfig {
   std::vector<ModelConfig> models;
-  std::string suite;               // a suite name, or
-  std::vector<std::string> tasks;  // task names (exactly one of the two)
+  std::string suite;                  // a suite name, or
+  std::vector<std::string> tasks;     // task names (exactly one of the two)
   std::vector<std::string> variants;  // prompt variants for every task; empty: each task's own
   int trajectories = 4;
   int turns = 8;

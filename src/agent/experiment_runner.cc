@@ -36,7 +36,8 @@ Result<std::map<std::string, TaskPrompt>> build_task_prompts(const ExperimentPla
     if (prompts.count(key)) continue;
     PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(t.task));
     auto prompt = build_task_prompt(packs, *task, t.variant);
-    if (!prompt.ok()) return prompt.error().with_context(fmt::format("task {}, variant {}", t.task, t.variant));
+    if (!prompt.ok())
+      return prompt.error().with_context(fmt::format("task {}, variant {}", t.task, t.variant));
     prompts[key] = TaskPrompt{t.task, prompt->system, prompt->first_user,
                               make_run_signature(task->definition).declaration()};
   }
@@ -51,7 +52,8 @@ Result<RunSummary> run_experiment(const ExperimentPlan& plan, RunDirectory& dir,
   PTXB_ASSIGN_OR_RETURN(auto prompts, build_task_prompts(plan, services.registry, services.packs));
 
   Semaphore model_slots(plan.config.concurrency.model);
-  MiniPtxAgent agent(plan.config, AgentServices{dir, model_slots, services.evaluators, services.progress});
+  MiniPtxAgent agent(plan.config,
+                     AgentServices{dir, model_slots, services.evaluators, services.progress});
   services.progress.begin(plan.trajectories.size() * static_cast<std::size_t>(plan.config.turns),
                           dir.finished_turn_count());
 
@@ -101,7 +103,9 @@ Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory&
     PTXB_ASSIGN_OR_RETURN(auto doc, dir.read_trajectory(t.id));
     if (doc) {
       const Json& info = (*doc)["info"];
-      exit_status = info.is_object() && info.contains("exit_status") ? info["exit_status"].get<std::string>() : "running";
+      exit_status = info.is_object() && info.contains("exit_status")
+                        ? info["exit_status"].get<std::string>()
+                        : "running";
       if (info.is_object() && info.contains("ptxbench") && info["ptxbench"].contains("end_detail"))
         detail = info["ptxbench"]["end_detail"].get<std::string>();
     }
@@ -117,51 +121,56 @@ Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory&
       ++g.turns;
       ++g.statuses[r->status_name()];
       ++status_counts[r->status_name()];
-      if (r->status == PtxbStatus::kInfraError && r->reason == "gpu_skipped") ++summary.gpu_skipped_turns;
+      if (r->status == PtxbStatus::kInfraError && r->reason == "gpu_skipped")
+        ++summary.gpu_skipped_turns;
       if (!r->correct()) continue;
       ++g.correct;
       if (r->target_instructions == std::string(kInstDynamicPresent)) ++g.correct_with_target;
-      if (r->speedup && (!g.best_speedup || *r->speedup > *g.best_speedup)) g.best_speedup = r->speedup;
+      if (r->speedup && (!g.best_speedup || *r->speedup > *g.best_speedup))
+        g.best_speedup = r->speedup;
     }
   }
 
   Json groups_json = Json::array();
-  summary.table = fmt::format("{:<24} {:<26} {:<44} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n", "MODEL",
-                              "TASK", "VARIANT", "TRAJ", "TURNS", "CORRECT", "+TARGET", "BEST",
-                              "OUTCOMES");
+  summary.table =
+      fmt::format("{:<24} {:<26} {:<44} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n", "MODEL", "TASK",
+                  "VARIANT", "TRAJ", "TURNS", "CORRECT", "+TARGET", "BEST", "OUTCOMES");
   for (const auto& g : groups) {
     std::vector<std::string> mix;
-    for (const auto& [status, count] : g.statuses) mix.push_back(fmt::format("{} {}", status, count));
+    for (const auto& [status, count] : g.statuses)
+      mix.push_back(fmt::format("{} {}", status, count));
     summary.table += fmt::format(
         "{:<24} {:<26} {:<44} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n", g.model, g.task, g.variant,
         fmt::format("{}/{}", g.finished, g.trajectories),
         fmt::format("{}/{}", g.turns, g.trajectories * plan.config.turns), g.correct,
         g.correct_with_target, g.best_speedup ? fmt::format("{:.3f}x", *g.best_speedup) : "—",
         mix.empty() ? "-" : join(mix, ", "));
-    groups_json.push_back(Json{{"model", g.model},
-                               {"task", g.task},
-                               {"variant", g.variant},
-                               {"trajectories", g.trajectories},
-                               {"finished_trajectories", g.finished},
-                               {"turns", g.turns},
-                               {"planned_turns", g.trajectories * plan.config.turns},
-                               {"correct_turns", g.correct},
-                               {"correct_with_target_turns", g.correct_with_target},
-                               {"best_speedup", g.best_speedup ? Json(*g.best_speedup) : Json(nullptr)},
-                               {"statuses", g.statuses},
-                               {"exit_statuses", g.exit_statuses}});
+    groups_json.push_back(
+        Json{{"model", g.model},
+             {"task", g.task},
+             {"variant", g.variant},
+             {"trajectories", g.trajectories},
+             {"finished_trajectories", g.finished},
+             {"turns", g.turns},
+             {"planned_turns", g.trajectories * plan.config.turns},
+             {"correct_turns", g.correct},
+             {"correct_with_target_turns", g.correct_with_target},
+             {"best_speedup", g.best_speedup ? Json(*g.best_speedup) : Json(nullptr)},
+             {"statuses", g.statuses},
+             {"exit_statuses", g.exit_statuses}});
   }
-  summary.json = Json{{"format", "ptxbench-run-summary/1"},
-                      {"updated", iso_utc_now()},
-                      {"planned_trajectories", plan.trajectories.size()},
-                      {"unfinished_trajectories", summary.unfinished},
-                      {"planned_turns", plan.trajectories.size() * static_cast<std::size_t>(plan.config.turns)},
-                      {"recorded_turns", records.size()},
-                      {"gpu_skipped_turns", summary.gpu_skipped_turns},
-                      {"exit_statuses", exit_counts},
-                      {"statuses", status_counts},
-                      {"groups", groups_json},
-                      {"incomplete", incomplete}};
+  summary.json = Json{
+      {"format", "ptxbench-run-summary/1"},
+      {"updated", iso_utc_now()},
+      {"planned_trajectories", plan.trajectories.size()},
+      {"unfinished_trajectories", summary.unfinished},
+      {"planned_turns", plan.trajectories.size() * static_cast<std::size_t>(plan.config.turns)},
+      {"recorded_turns", records.size()},
+      {"gpu_skipped_turns", summary.gpu_skipped_turns},
+      {"exit_statuses", exit_counts},
+      {"statuses", status_counts},
+      {"groups", groups_json},
+      {"incomplete", incomplete}};
   return summary;
 }
 

@@ -28,9 +28,9 @@ struct ExperimentServices {
 };
 
 struct RunSummary {
-  Json json;           // what summary.json holds
-  std::string table;   // one row per model × task × variant, for stdout
-  int unfinished = 0;  // trajectories stopped by a model/evaluation/I/O failure (resumable)
+  Json json;                  // what summary.json holds
+  std::string table;          // one row per model × task × variant, for stdout
+  int unfinished = 0;         // trajectories stopped by a model/evaluation/I/O failure (resumable)
   int gpu_skipped_turns = 0;  // turns whose GPU stages were skipped (no GPU here)
 };
 

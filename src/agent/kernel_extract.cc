@@ -8,7 +8,9 @@
 namespace ptxb {
 namespace {
 
-bool is_kernel_tag(const std::string& tag) { return tag == "cuda" || tag == "cpp" || tag == "c++"; }
+bool is_kernel_tag(const std::string& tag) {
+  return tag == "cuda" || tag == "cpp" || tag == "c++";
+}
 
 // A fence line: indentation <= 3 spaces, then >= 3 '`' or '~'. Returns the run length (0: not a
 // fence) and sets `ch` and `rest` (the text after the run).
@@ -35,18 +37,26 @@ std::string strip_comments_and_strings(const std::string& s) {
     const char next = i + 1 < s.size() ? s[i + 1] : '\0';
     switch (state) {
       case kCode:
-        if (c == '/' && next == '/') state = kLine, out[i] = ' ';
-        else if (c == '/' && next == '*') state = kBlock, out[i] = ' ', out[++i] = ' ';
-        else if (c == '"') state = kString;
-        else if (c == '\'') state = kChar;
+        if (c == '/' && next == '/')
+          state = kLine, out[i] = ' ';
+        else if (c == '/' && next == '*')
+          state = kBlock, out[i] = ' ', out[++i] = ' ';
+        else if (c == '"')
+          state = kString;
+        else if (c == '\'')
+          state = kChar;
         break;
       case kLine:
-        if (c == '\n') state = kCode;
-        else out[i] = ' ';
+        if (c == '\n')
+          state = kCode;
+        else
+          out[i] = ' ';
         break;
       case kBlock:
-        if (c == '*' && next == '/') state = kCode, out[i] = ' ', out[++i] = ' ';
-        else if (c != '\n') out[i] = ' ';
+        if (c == '*' && next == '/')
+          state = kCode, out[i] = ' ', out[++i] = ' ';
+        else if (c != '\n')
+          out[i] = ' ';
         break;
       case kString:
       case kChar:
@@ -64,7 +74,9 @@ std::string strip_comments_and_strings(const std::string& s) {
   return out;
 }
 
-bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_ident(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 }  // namespace
 
@@ -101,7 +113,8 @@ std::vector<FencedBlock> fenced_blocks(const std::string& text) {
 
 bool defines_run(const std::string& source) {
   const std::string code = strip_comments_and_strings(source);
-  for (std::size_t pos = code.find("run"); pos != std::string::npos; pos = code.find("run", pos + 3)) {
+  for (std::size_t pos = code.find("run"); pos != std::string::npos;
+       pos = code.find("run", pos + 3)) {
     if (pos > 0 && is_ident(code[pos - 1])) continue;
     if (pos + 3 < code.size() && is_ident(code[pos + 3])) continue;
     // The token before the name must end a type ("void", "*", "&"), not a member access,
@@ -165,8 +178,7 @@ ExtractedKernel extract_kernel(const std::string& reply) {
         "the reply contains {} fenced code block{}, none tagged cuda, cpp or c++ (tags: {})",
         out.blocks, out.blocks == 1 ? "" : "s", join(other_tags, ", "));
   } else if (unclosed_candidate && out.kernel_tagged_blocks == 1) {
-    out.no_code_reason =
-        "the reply's ```cuda block is not closed (the reply was probably cut off)";
+    out.no_code_reason = "the reply's ```cuda block is not closed (the reply was probably cut off)";
   } else {
     out.no_code_reason = fmt::format(
         "none of the {} code block{} tagged cuda, cpp or c++ defines the host function `run`",
@@ -181,9 +193,10 @@ std::string no_code_feedback(const ExtractedKernel& extracted, const std::string
   text += "Nothing was compiled: " + extracted.no_code_reason + ".";
   if (finish_reason == "length" || finish_reason == "max_tokens")
     text += " The reply ended at the output-token limit; write less prose and no drafts.";
-  text += "\n\n## Next step\nReply with the complete `kernel.cu` in ONE fenced code block tagged "
-          "`cuda` (```cuda ... ```), defining the host function exactly as specified:\n\n```cuda\n" +
-          signature + ";\n```\n";
+  text +=
+      "\n\n## Next step\nReply with the complete `kernel.cu` in ONE fenced code block tagged "
+      "`cuda` (```cuda ... ```), defining the host function exactly as specified:\n\n```cuda\n" +
+      signature + ";\n```\n";
   return text;
 }
 

@@ -11,18 +11,18 @@
 namespace ptxb {
 
 struct FencedBlock {
-  std::string tag;   // first word of the info string, lower-cased ("cuda", "python", "")
-  std::string body;  // the lines between the fences
+  std::string tag;     // first word of the info string, lower-cased ("cuda", "python", "")
+  std::string body;    // the lines between the fences
   bool closed = true;  // false: the reply ended inside the block (cut off at max_tokens?)
 };
 
 struct ExtractedKernel {
   bool found = false;
   std::string source;
-  std::string no_code_reason;   // when !found: one sentence
-  int blocks = 0;               // fenced blocks in the reply
+  std::string no_code_reason;    // when !found: one sentence
+  int blocks = 0;                // fenced blocks in the reply
   int kernel_tagged_blocks = 0;  // tagged cuda / cpp / c++
-  int chosen_block = -1;        // 0-based index among all blocks, -1 when none
+  int chosen_block = -1;         // 0-based index among all blocks, -1 when none
 };
 
 // Fenced blocks (``` or ~~~, CommonMark rules: up to 3 spaces of indentation, a closing fence

@@ -50,7 +50,9 @@ bool is_final_exit_status(const std::string& exit_status) {
          exit_status == "context_window_exceeded";
 }
 
-bool TrajectoryOutcome::finished() const { return is_final_exit_status(exit_status); }
+bool TrajectoryOutcome::finished() const {
+  return is_final_exit_status(exit_status);
+}
 
 TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfig& model_config,
                                     ModelClient& model, const TaskPrompt& prompt) {
@@ -88,7 +90,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
                   {"completion", state.tokens.completion},
                   {"reasoning", state.tokens.reasoning}}},
                 {"updated", iso_utc_now()}}}};
-    return Json{{"info", info}, {"messages", state.messages}, {"trajectory_format", kTrajectoryFormat}};
+    return Json{
+        {"info", info}, {"messages", state.messages}, {"trajectory_format", kTrajectoryFormat}};
   };
   auto end = [&](const std::string& exit_status, const std::string& detail) {
     auto written = dir.write_trajectory(plan.id, document(exit_status, detail));
@@ -114,11 +117,14 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
   if (saved.value() && saved.value()->contains("messages") &&
       (*saved.value())["messages"].size() >= 2) {
     const Json& doc = *saved.value();
-    const Json info = doc.contains("info") && doc["info"].is_object() ? doc["info"] : Json::object();
+    const Json info =
+        doc.contains("info") && doc["info"].is_object() ? doc["info"] : Json::object();
     const std::string status = info.contains("exit_status") && info["exit_status"].is_string()
                                    ? info["exit_status"].get<std::string>()
                                    : "";
-    const Json ptxbench = info.contains("ptxbench") && info["ptxbench"].is_object() ? info["ptxbench"] : Json::object();
+    const Json ptxbench = info.contains("ptxbench") && info["ptxbench"].is_object()
+                              ? info["ptxbench"]
+                              : Json::object();
     const int done = ptxbench.contains("turns_done") && ptxbench["turns_done"].is_number_integer()
                          ? ptxbench["turns_done"].get<int>()
                          : -1;
@@ -128,8 +134,10 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
     // The prompt the trajectory started with, even if the packs changed since.
     state.messages = {doc["messages"][0], doc["messages"][1]};
   } else {
-    state.messages = {Json{{"role", "system"}, {"content", prompt.system}, {"extra", {{"kind", "system_prompt"}}}},
-                      Json{{"role", "user"}, {"content", prompt.first_user}, {"extra", {{"kind", "task"}}}}};
+    state.messages = {
+        Json{
+            {"role", "system"}, {"content", prompt.system}, {"extra", {{"kind", "system_prompt"}}}},
+        Json{{"role", "user"}, {"content", prompt.first_user}, {"extra", {{"kind", "task"}}}}};
   }
   for (int turn = 1; turn <= state.turns_done; ++turn) {
     auto detail = dir.read_turn_detail(plan.id, turn);
@@ -153,7 +161,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
       auto record = TurnRecord::from_json(d.at("record"));
       if (record.ok()) state.last_record = record.value();
     } catch (const std::exception& e) {
-      return io_failure(make_error("io", "{}: turn {} detail is damaged: {}", plan.id, turn, e.what()));
+      return io_failure(
+          make_error("io", "{}: turn {} detail is damaged: {}", plan.id, turn, e.what()));
     }
   }
   if (state.last_record && reached_target(*state.last_record, config_.early_stop_speedup))
@@ -170,7 +179,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
     if (!reply.ok()) {
       if (reply.error().code == kContextWindowError)
         return end("context_window_exceeded", reply.error().message);
-      return end("model_error", fmt::format("turn {}: {} [{}]", turn, reply.error().message, reply.error().code));
+      return end("model_error",
+                 fmt::format("turn {}: {} [{}]", turn, reply.error().message, reply.error().code));
     }
     const ExtractedKernel extracted = extract_kernel(reply->content);
 
@@ -204,14 +214,18 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
         const auto eval_start = std::chrono::steady_clock::now();
         for (eval_attempts = 1; eval_attempts <= kEvalAttempts; ++eval_attempts) {
           result = lease->evaluator().evaluate(request);
-          if (!result.ok() || result->status != PtxbStatus::kInfraError || result->gpu_skipped) break;
+          if (!result.ok() || result->status != PtxbStatus::kInfraError || result->gpu_skipped)
+            break;
           if (eval_attempts < kEvalAttempts)
-            services_.progress.note(fmt::format("{} turn {}: evaluation infrastructure failure ({}); evaluating again", plan.id, turn, result->message));
+            services_.progress.note(
+                fmt::format("{} turn {}: evaluation infrastructure failure ({}); evaluating again",
+                            plan.id, turn, result->message));
         }
         eval_attempts = std::min(eval_attempts, kEvalAttempts);
         record.eval_wall_s = seconds_since(eval_start);
       }
-      if (!result.ok()) return end("eval_error", fmt::format("turn {}: {}", turn, result.error().message));
+      if (!result.ok())
+        return end("eval_error", fmt::format("turn {}: {}", turn, result.error().message));
       record.kernel_present = true;
       record.status = result->status;
       record.reason = result->reason;
@@ -235,39 +249,42 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
                           {"finish_reason", reply->finish_reason},
                           {"wall_s", reply->wall_s},
                           {"attempts", reply->attempts}};
-    Json observation{{"role", "user"},
-                     {"content", feedback},
-                     {"extra",
-                      {{"kind", "feedback"},
-                       {"turn", turn},
-                       {"status", record.status_name()},
-                       {"reason", record.kernel_present ? Json(record.reason) : Json(record.no_code_reason)},
-                       {"speedup", record.speedup ? Json(*record.speedup) : Json(nullptr)},
-                       {"target_instructions", record.target_instructions},
-                       {"kernel_file", extracted.found ? Json(kernel_rel) : Json(nullptr)}}}};
-    Json detail{{"format", "ptxbench-turn/1"},
-                {"trajectory", plan.id},
-                {"turn", turn},
-                {"started", started},
-                {"finished", iso_utc_now()},
-                {"record", record.to_json()},
-                {"model", reply->to_json()},
-                {"extraction",
-                 {{"found", extracted.found},
-                  {"blocks", extracted.blocks},
-                  {"kernel_tagged_blocks", extracted.kernel_tagged_blocks},
-                  {"chosen_block", extracted.chosen_block},
-                  {"no_code_reason", extracted.found ? Json(nullptr) : Json(extracted.no_code_reason)}}},
-                {"kernel_file", extracted.found ? Json(fmt::format("turn{}.cu", turn)) : Json(nullptr)},
-                {"eval_request", request_json},
-                {"eval_attempts", eval_attempts},
-                {"eval", eval_json},
-                {"feedback", feedback},
-                {"assistant_message", assistant},
-                {"feedback_message", observation}};
+    Json observation{
+        {"role", "user"},
+        {"content", feedback},
+        {"extra",
+         {{"kind", "feedback"},
+          {"turn", turn},
+          {"status", record.status_name()},
+          {"reason", record.kernel_present ? Json(record.reason) : Json(record.no_code_reason)},
+          {"speedup", record.speedup ? Json(*record.speedup) : Json(nullptr)},
+          {"target_instructions", record.target_instructions},
+          {"kernel_file", extracted.found ? Json(kernel_rel) : Json(nullptr)}}}};
+    Json detail{
+        {"format", "ptxbench-turn/1"},
+        {"trajectory", plan.id},
+        {"turn", turn},
+        {"started", started},
+        {"finished", iso_utc_now()},
+        {"record", record.to_json()},
+        {"model", reply->to_json()},
+        {"extraction",
+         {{"found", extracted.found},
+          {"blocks", extracted.blocks},
+          {"kernel_tagged_blocks", extracted.kernel_tagged_blocks},
+          {"chosen_block", extracted.chosen_block},
+          {"no_code_reason", extracted.found ? Json(nullptr) : Json(extracted.no_code_reason)}}},
+        {"kernel_file", extracted.found ? Json(fmt::format("turn{}.cu", turn)) : Json(nullptr)},
+        {"eval_request", request_json},
+        {"eval_attempts", eval_attempts},
+        {"eval", eval_json},
+        {"feedback", feedback},
+        {"assistant_message", assistant},
+        {"feedback_message", observation}};
 
     // Commit: the turn's files, the conversation, then the record (run_directory.h).
-    auto files = dir.write_turn_files(plan.id, turn, extracted.found ? &extracted.source : nullptr, detail);
+    auto files =
+        dir.write_turn_files(plan.id, turn, extracted.found ? &extracted.source : nullptr, detail);
     if (!files.ok()) return io_failure(files.error());
     state.messages.push_back(assistant);
     state.messages.push_back(observation);

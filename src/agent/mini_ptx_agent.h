@@ -47,7 +47,7 @@ bool is_final_exit_status(const std::string& exit_status);
 
 struct AgentServices {
   RunDirectory& run_dir;
-  Semaphore& model_slots;  // concurrency.model
+  Semaphore& model_slots;     // concurrency.model
   EvaluatorPool& evaluators;  // concurrency.gpu
   RunProgress& progress;
 };

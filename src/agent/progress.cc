@@ -12,8 +12,9 @@ std::string ConsoleProgress::status_line() const {
   for (const auto& [id, phase] : running_) (phase == "eval" ? eval : model)++;
   const auto seconds = static_cast<long>(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
-  std::string line = fmt::format("[{}/{} turns] running: {} model, {} eval | {}m{:02}s |",
-                                 done_turns_, total_turns_, model, eval, seconds / 60, seconds % 60);
+  std::string line =
+      fmt::format("[{}/{} turns] running: {} model, {} eval | {}m{:02}s |", done_turns_,
+                  total_turns_, model, eval, seconds / 60, seconds % 60);
   for (const auto& [status, count] : statuses_) line += fmt::format(" {} {}", status, count);
   return line;
 }
@@ -29,8 +30,9 @@ void ConsoleProgress::begin(std::size_t total_turns, std::size_t done_turns) {
   std::lock_guard<std::mutex> lock(mutex_);
   total_turns_ = total_turns;
   done_turns_ = done_turns;
-  print_line(done_turns ? fmt::format("resuming: {} of {} turns already done", done_turns, total_turns)
-                        : fmt::format("starting: {} turns", total_turns));
+  print_line(done_turns
+                 ? fmt::format("resuming: {} of {} turns already done", done_turns, total_turns)
+                 : fmt::format("starting: {} turns", total_turns));
 }
 
 void ConsoleProgress::phase(const TrajectoryPlan& t, int turn, const std::string& phase) {
@@ -44,7 +46,8 @@ void ConsoleProgress::turn_done(const TrajectoryPlan& t, const TurnRecord& r) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++done_turns_;
   ++statuses_[r.status_name()];
-  std::string line = fmt::format("turn {}/{} {}: {}", r.turn, turns_per_trajectory_, t.id, r.status_name());
+  std::string line =
+      fmt::format("turn {}/{} {}: {}", r.turn, turns_per_trajectory_, t.id, r.status_name());
   if (!r.reason.empty()) line += " (" + r.reason + ")";
   if (r.speedup && r.correct()) line += fmt::format(" {:.3f}x", *r.speedup);
   if (r.correct()) line += " " + r.target_instructions;
@@ -58,7 +61,8 @@ void ConsoleProgress::trajectory_done(const TrajectoryPlan& t, const std::string
   std::lock_guard<std::mutex> lock(mutex_);
   running_.erase(t.id);
   if (exit_status == "completed") return;  // the turn lines said it all
-  print_line(fmt::format("trajectory {}: {}{}", t.id, exit_status, detail.empty() ? "" : ": " + detail));
+  print_line(
+      fmt::format("trajectory {}: {}{}", t.id, exit_status, detail.empty() ? "" : ": " + detail));
 }
 
 void ConsoleProgress::note(const std::string& line) {

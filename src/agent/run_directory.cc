@@ -15,13 +15,16 @@ namespace {
 
 constexpr std::size_t kMaxRunFileBytes = 64u << 20;
 
-std::string turns_path(const std::string& root) { return root + "/turns.jsonl"; }
+std::string turns_path(const std::string& root) {
+  return root + "/turns.jsonl";
+}
 
 // Appends `text` with one write(2) (O_APPEND: concurrent appenders never interleave a line),
 // then fsync, so a committed turn survives a crash of the process or the machine.
 Status append_durably(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error("io", "{}: cannot open for appending: {}", path, std::strerror(errno));
+  if (fd < 0)
+    return make_error("io", "{}: cannot open for appending: {}", path, std::strerror(errno));
   std::size_t written = 0;
   while (written < text.size()) {
     const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
@@ -49,8 +52,8 @@ Result<std::unique_ptr<RunDirectory>> RunDirectory::open(const std::string& root
   resumed = path_exists(plan_path);
   if (resumed) {
     PTXB_ASSIGN_OR_RETURN(Json saved, read_json_file(plan_path));
-    const std::string difference =
-        first_json_difference(saved.value("identity", Json(nullptr)), plan.identity(), "$.identity");
+    const std::string difference = first_json_difference(saved.value("identity", Json(nullptr)),
+                                                         plan.identity(), "$.identity");
     if (!difference.empty())
       return make_error("usage",
                         "{} holds another experiment ({}, saved vs asked); resume it with the "
@@ -62,7 +65,9 @@ Result<std::unique_ptr<RunDirectory>> RunDirectory::open(const std::string& root
   if (path_exists(root) && !is_directory(root))
     return make_error("usage", "--out {}: exists and is not a directory", root);
   if (path_exists(turns_path(root)))
-    return make_error("usage", "--out {}: holds turns.jsonl but no plan.json; not a ptxbench run directory", root);
+    return make_error("usage",
+                      "--out {}: holds turns.jsonl but no plan.json; not a ptxbench run directory",
+                      root);
   PTXB_RETURN_IF_ERROR(make_directories(root + "/trajectories"));
   PTXB_RETURN_IF_ERROR(make_directories(root + "/turns"));
   Json plan_json = plan.to_json();
@@ -91,7 +96,8 @@ Status RunDirectory::load_turns() {
   if (!text.empty() && text.back() != '\n') {
     const std::size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
     if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
-      return make_error("io", "{}: cannot cut off the torn last line: {}", path, std::strerror(errno));
+      return make_error("io", "{}: cannot cut off the torn last line: {}", path,
+                        std::strerror(errno));
     text.resize(keep);
   }
   PTXB_ASSIGN_OR_RETURN(auto records, parse_turns_jsonl(text, path));
@@ -118,7 +124,8 @@ std::size_t RunDirectory::finished_turn_count() const {
 Status RunDirectory::append_turn(const TurnRecord& record) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (finished_[record.key.trajectory].count(record.turn))
-    return make_error("internal", "turn {} of {} is already recorded", record.turn, record.key.trajectory);
+    return make_error("internal", "turn {} of {} is already recorded", record.turn,
+                      record.key.trajectory);
   PTXB_RETURN_IF_ERROR(append_durably(turns_path(root_), record.to_json().dump() + "\n"));
   finished_[record.key.trajectory].insert(record.turn);
   return ok_status();
@@ -131,7 +138,8 @@ std::string RunDirectory::kernel_file(const std::string& id, int turn) const {
 Status RunDirectory::write_turn_files(const std::string& id, int turn, const std::string* kernel,
                                       const Json& detail) const {
   if (kernel) PTXB_RETURN_IF_ERROR(write_file_atomic(kernel_file(id, turn), *kernel));
-  return write_file_atomic(fmt::format("{}/turns/{}/turn{}.json", root_, id, turn), dump_pretty(detail));
+  return write_file_atomic(fmt::format("{}/turns/{}/turn{}.json", root_, id, turn),
+                           dump_pretty(detail));
 }
 
 Result<Json> RunDirectory::read_turn_detail(const std::string& id, int turn) const {
@@ -139,7 +147,8 @@ Result<Json> RunDirectory::read_turn_detail(const std::string& id, int turn) con
 }
 
 Status RunDirectory::write_trajectory(const std::string& id, const Json& document) const {
-  return write_file_atomic(fmt::format("{}/trajectories/{}.json", root_, id), dump_pretty(document));
+  return write_file_atomic(fmt::format("{}/trajectories/{}.json", root_, id),
+                           dump_pretty(document));
 }
 
 Result<std::optional<Json>> RunDirectory::read_trajectory(const std::string& id) const {

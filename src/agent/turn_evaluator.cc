@@ -19,7 +19,8 @@ class DevicePinnedProcessRunner final : public ProcessRunner {
   Result<ProcessResult> run(const ProcessSpec& spec) override {
     ProcessSpec pinned = spec;
     std::vector<std::string> env = spec.env ? *spec.env : current_environment();
-    std::erase_if(env, [](const std::string& e) { return starts_with(e, "CUDA_VISIBLE_DEVICES="); });
+    std::erase_if(env,
+                  [](const std::string& e) { return starts_with(e, "CUDA_VISIBLE_DEVICES="); });
     env.push_back("CUDA_VISIBLE_DEVICES=" + devices_);
     pinned.env = std::move(env);
     return inner_.run(pinned);
@@ -44,7 +45,9 @@ FakeDirective read_directive(const std::string& source) {
   const std::size_t at = source.find(kMarker);
   if (at == std::string::npos) return d;
   const std::size_t end = source.find('\n', at);
-  const std::string line = source.substr(at + kMarker.size(), end == std::string::npos ? std::string::npos : end - at - kMarker.size());
+  const std::string line =
+      source.substr(at + kMarker.size(),
+                    end == std::string::npos ? std::string::npos : end - at - kMarker.size());
   for (const auto& word : split(trim(line), ' ')) {
     const std::size_t eq = word.find('=');
     if (eq == std::string::npos) continue;
@@ -89,7 +92,8 @@ Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
     log << "start " << (d.tag.empty() ? "-" : d.tag) << "\n" << std::flush;
   }
   if (d.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d.sleep_ms));
-  if (d.status == "error") return make_error("infra", "fake evaluator: scripted infrastructure failure");
+  if (d.status == "error")
+    return make_error("infra", "fake evaluator: scripted infrastructure failure");
   auto status = parse_ptxb_status(d.status);
   if (!status) return make_error("usage", "fake evaluator: unknown status {}", d.status);
 
@@ -101,9 +105,10 @@ Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
   result.message = "fake evaluation (test double): " + d.status;
   result.options = request.options;
   result.timestamp = iso_utc_now();
-  result.compile = Json{{"status", *status == PtxbStatus::kCompileError ? "COMPILE_ERROR" : "OK"},
-                        {"message", "fake compile"},
-                        {"log", *status == PtxbStatus::kCompileError ? "kernel.cu(1): error: fake" : ""}};
+  result.compile =
+      Json{{"status", *status == PtxbStatus::kCompileError ? "COMPILE_ERROR" : "OK"},
+           {"message", "fake compile"},
+           {"log", *status == PtxbStatus::kCompileError ? "kernel.cu(1): error: fake" : ""}};
   WorkloadEval w;
   w.workload = request.task;
   w.status = *status;

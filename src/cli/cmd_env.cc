@@ -14,15 +14,16 @@ void print_human(const Environment& env) {
                            env.os, env.cpu);
   std::cout << "tools:\n";
   for (const auto& tool : env.tools) {
-    std::cout << fmt::format("  {:<18} {}\n", tool.name,
-                             tool.found ? fmt::format("{}  [{}]", tool.version, tool.path)
-                                        : std::string("not found"));
+    std::cout << fmt::format(
+        "  {:<18} {}\n", tool.name,
+        tool.found ? fmt::format("{}  [{}]", tool.version, tool.path) : std::string("not found"));
   }
   std::cout << "libraries:\n";
   for (const auto& library : env.libraries) {
     std::cout << fmt::format("  {:<18} {}\n", library.name,
-                             library.found ? fmt::format("{}  [{}]", library.version_text, library.path)
-                                           : std::string("not loadable"));
+                             library.found
+                                 ? fmt::format("{}  [{}]", library.version_text, library.path)
+                                 : std::string("not loadable"));
   }
   std::cout << "gpus:\n";
   if (env.gpu.gpus.empty()) std::cout << "  none\n";

@@ -10,8 +10,8 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "core/fs.h"
 #include "compile/compile_types.h"
+#include "core/fs.h"
 #include "eval/eval_pipeline.h"
 #include "eval/feedback.h"
 
@@ -39,7 +39,8 @@ Status append_traces(const std::string& path, const EvalResult& result, const Ta
                      const std::string& solution) {
   std::ofstream out(path, std::ios::app);
   if (!out) return make_error("io", "{}: cannot open for appending", path);
-  for (const auto& trace : result.traces(task.definition.name, workload_to_json(task.workload), solution))
+  for (const auto& trace :
+       result.traces(task.definition.name, workload_to_json(task.workload), solution))
     out << trace_to_json(trace).dump() << "\n";
   if (!out) return make_error("io", "{}: write failed", path);
   return ok_status();
@@ -48,85 +49,85 @@ Status append_traces(const std::string& path, const EvalResult& result, const Ta
 }  // namespace
 
 CommandSpec make_eval_command() {
-  return {"eval",
-          "Evaluate a kernel.cu on a task: compile, correctness, timing vs cuBLAS/cuDNN, "
-          "integrity checks, target-instruction check",
-          [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
-            auto flags = std::make_shared<EvalFlags>();
-            app.add_option("kernel", flags->kernel_path, "The candidate's CUDA source (kernel.cu)")
-                ->required();
-            app.add_option("--task", flags->task, "Task whose `run` the kernel implements")
-                ->required();
-            app.add_option("--arch", flags->arch, "Target architecture (default: the task's)")
-                ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
-            app.add_flag("--json", flags->json, "Print the full result (traces, stages) as JSON");
-            app.add_option("--trace-out", flags->trace_out,
-                           "Append one FlashInfer-Trace line per workload to this .jsonl file");
-            app.add_flag("--sanitize", flags->sanitize,
-                         "Run compute-sanitizer on one call first; findings -> MEMORY_ERROR");
-            app.add_option("--sanitizer-tool", flags->sanitizer_tool, "Sanitizer tool for --sanitize")
-                ->check(CLI::IsMember({"memcheck", "racecheck", "synccheck", "initcheck"}));
-            app.add_flag("--no-ncu", flags->no_ncu,
-                         "Skip the Nsight Compute check (target instructions: not_run)");
-            app.add_option("--seed", flags->seed, "Base seed of the generated inputs (recorded)");
-            app.add_option("--trials", flags->trials,
-                           "Correctness trials (default: 3 forward, 1 backward)")
-                ->check(CLI::Range(0, 100));
-            app.add_flag("--feedback", flags->feedback,
-                         "Print the feedback text a model would get instead of the table");
-            // Test-only entry for the A/A benchmark (bench/eval_bench.sh): the task's library
-            // reference is loaded in the candidate slot; recorded in the result's options.
-            app.add_flag("--test-reference-as-candidate", flags->reference_as_candidate,
-                         "(benchmarks only) time the reference library in the candidate slot")
-                ->group("");
-            // Test-only entry for the adversarial suite (scripts/integrity_suite.sh): forbidden
-            // headers/symbols are recorded but do not stop the evaluation, to show that the
-            // run-time checks and the sandbox stop a candidate by themselves.
-            app.add_flag("--test-disable-static-checks", flags->disable_static_checks,
-                         "(integrity suite only) record forbidden headers/symbols, run anyway")
-                ->group("");
-            app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
-                         "Run the candidate without the sandbox (recorded in the result and the "
-                         "feedback; for debugging the harness only)");
-            return [flags, &globals]() -> Result<int> {
-              PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
-              PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
-              EvalRequest request;
-              request.task = task->name;
-              request.arch = flags->arch;
-              auto source = read_file(flags->kernel_path, CompileOptions::defaults().max_source_bytes);
-              if (!source.ok()) return source.error();
-              request.source = std::move(source).value();
-              request.options.seed = flags->seed;
-              request.options.sanitize = flags->sanitize;
-              request.options.sanitizer_tool = flags->sanitizer_tool;
-              request.options.ncu = !flags->no_ncu;
-              request.options.trials = flags->trials;
-              request.options.reference_as_candidate = flags->reference_as_candidate;
-              request.options.disable_static_checks = flags->disable_static_checks;
-              request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
-              SystemProcessRunner processes;
-              PTXB_ASSIGN_OR_RETURN(EvalResult result,
-                                    evaluate(request, registry, globals.tasks_dirs,
-                                             EvalTools::discover(), processes));
-              if (!flags->trace_out.empty())
-                PTXB_RETURN_IF_ERROR(
-                    append_traces(flags->trace_out, result, *task, flags->kernel_path));
-              if (flags->json) {
-                Json out = result.to_json();
-                out["traces"] = Json::array();
-                for (const auto& trace : result.traces(task->definition.name, workload_to_json(task->workload), flags->kernel_path))
-                  out["traces"].push_back(trace_to_json(trace));
-                print_json(out);
-              } else if (flags->feedback) {
-                std::cout << render_feedback(result);
-              } else {
-                std::cout << render_summary(result);
-              }
-              if (result.gpu_skipped) return 3;
-              return result.status == PtxbStatus::kPassed ? 0 : 1;
-            };
-          }};
+  return {
+      "eval",
+      "Evaluate a kernel.cu on a task: compile, correctness, timing vs cuBLAS/cuDNN, "
+      "integrity checks, target-instruction check",
+      [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
+        auto flags = std::make_shared<EvalFlags>();
+        app.add_option("kernel", flags->kernel_path, "The candidate's CUDA source (kernel.cu)")
+            ->required();
+        app.add_option("--task", flags->task, "Task whose `run` the kernel implements")->required();
+        app.add_option("--arch", flags->arch, "Target architecture (default: the task's)")
+            ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
+        app.add_flag("--json", flags->json, "Print the full result (traces, stages) as JSON");
+        app.add_option("--trace-out", flags->trace_out,
+                       "Append one FlashInfer-Trace line per workload to this .jsonl file");
+        app.add_flag("--sanitize", flags->sanitize,
+                     "Run compute-sanitizer on one call first; findings -> MEMORY_ERROR");
+        app.add_option("--sanitizer-tool", flags->sanitizer_tool, "Sanitizer tool for --sanitize")
+            ->check(CLI::IsMember({"memcheck", "racecheck", "synccheck", "initcheck"}));
+        app.add_flag("--no-ncu", flags->no_ncu,
+                     "Skip the Nsight Compute check (target instructions: not_run)");
+        app.add_option("--seed", flags->seed, "Base seed of the generated inputs (recorded)");
+        app.add_option("--trials", flags->trials,
+                       "Correctness trials (default: 3 forward, 1 backward)")
+            ->check(CLI::Range(0, 100));
+        app.add_flag("--feedback", flags->feedback,
+                     "Print the feedback text a model would get instead of the table");
+        // Test-only entry for the A/A benchmark (bench/eval_bench.sh): the task's library
+        // reference is loaded in the candidate slot; recorded in the result's options.
+        app.add_flag("--test-reference-as-candidate", flags->reference_as_candidate,
+                     "(benchmarks only) time the reference library in the candidate slot")
+            ->group("");
+        // Test-only entry for the adversarial suite (scripts/integrity_suite.sh): forbidden
+        // headers/symbols are recorded but do not stop the evaluation, to show that the
+        // run-time checks and the sandbox stop a candidate by themselves.
+        app.add_flag("--test-disable-static-checks", flags->disable_static_checks,
+                     "(integrity suite only) record forbidden headers/symbols, run anyway")
+            ->group("");
+        app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
+                     "Run the candidate without the sandbox (recorded in the result and the "
+                     "feedback; for debugging the harness only)");
+        return [flags, &globals]() -> Result<int> {
+          PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
+          PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
+          EvalRequest request;
+          request.task = task->name;
+          request.arch = flags->arch;
+          auto source = read_file(flags->kernel_path, CompileOptions::defaults().max_source_bytes);
+          if (!source.ok()) return source.error();
+          request.source = std::move(source).value();
+          request.options.seed = flags->seed;
+          request.options.sanitize = flags->sanitize;
+          request.options.sanitizer_tool = flags->sanitizer_tool;
+          request.options.ncu = !flags->no_ncu;
+          request.options.trials = flags->trials;
+          request.options.reference_as_candidate = flags->reference_as_candidate;
+          request.options.disable_static_checks = flags->disable_static_checks;
+          request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
+          SystemProcessRunner processes;
+          PTXB_ASSIGN_OR_RETURN(EvalResult result, evaluate(request, registry, globals.tasks_dirs,
+                                                            EvalTools::discover(), processes));
+          if (!flags->trace_out.empty())
+            PTXB_RETURN_IF_ERROR(
+                append_traces(flags->trace_out, result, *task, flags->kernel_path));
+          if (flags->json) {
+            Json out = result.to_json();
+            out["traces"] = Json::array();
+            for (const auto& trace : result.traces(
+                     task->definition.name, workload_to_json(task->workload), flags->kernel_path))
+              out["traces"].push_back(trace_to_json(trace));
+            print_json(out);
+          } else if (flags->feedback) {
+            std::cout << render_feedback(result);
+          } else {
+            std::cout << render_summary(result);
+          }
+          if (result.gpu_skipped) return 3;
+          return result.status == PtxbStatus::kPassed ? 0 : 1;
+        };
+      }};
 }
 
 }  // namespace ptxb::cli

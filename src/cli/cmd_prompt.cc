@@ -73,8 +73,7 @@ Result<int> run_list(const PackLibrary& library, const Task* task, const PromptO
                   {"pack_bytes", pack.text.size()},
                   {"pack_approx_tokens", approx_tokens(pack.text)}};
       if (task) {
-        PTXB_ASSIGN_OR_RETURN(Prompt prompt,
-                              build_task_prompt(library, *task, tag.name));
+        PTXB_ASSIGN_OR_RETURN(Prompt prompt, build_task_prompt(library, *task, tag.name));
         const auto& defaults = task->prompt_variants;
         row["task_default"] =
             std::find(defaults.begin(), defaults.end(), tag.name) != defaults.end();

@@ -50,7 +50,8 @@ Result<ExperimentConfig> assemble_config(const RunFlags& flags) {
   } else if (only_out) {
     auto saved = RunDirectory::saved_config(flags.out);
     if (!saved.ok())
-      return make_error("usage", "nothing to run: give --model and --suite/--task, or --config ({})",
+      return make_error("usage",
+                        "nothing to run: give --model and --suite/--task, or --config ({})",
                         saved.error().message);
     PTXB_ASSIGN_OR_RETURN(config, ExperimentConfig::from_json(*saved, flags.out + "/plan.json"));
   }
@@ -91,14 +92,18 @@ std::vector<std::string> slot_devices(int slots) {
   if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES"); env && *env) visible = split(env, ',');
   std::vector<std::string> devices;
   for (int i = 0; i < slots; ++i)
-    devices.push_back(i < static_cast<int>(visible.size()) ? trim(visible[static_cast<std::size_t>(i)]) : std::to_string(i));
+    devices.push_back(i < static_cast<int>(visible.size())
+                          ? trim(visible[static_cast<std::size_t>(i)])
+                          : std::to_string(i));
   return devices;
 }
 
 Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
   PTXB_ASSIGN_OR_RETURN(ExperimentConfig config, assemble_config(flags));
   PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
-  PTXB_ASSIGN_OR_RETURN(PackLibrary packs, PackLibrary::load(config.packs_dir.empty() ? default_packs_dir() : config.packs_dir));
+  PTXB_ASSIGN_OR_RETURN(
+      PackLibrary packs,
+      PackLibrary::load(config.packs_dir.empty() ? default_packs_dir() : config.packs_dir));
   PTXB_ASSIGN_OR_RETURN(ExperimentPlan plan, make_plan(config, registry, packs));
   // Prompts first: a pack that does not compose fails before a directory is made.
   PTXB_RETURN_IF_ERROR(build_task_prompts(plan, registry, packs));
@@ -110,17 +115,20 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
   std::vector<std::unique_ptr<ModelClient>> clients;
   std::vector<ModelClient*> models;
   for (const auto& model : config.models) {
-    PTXB_ASSIGN_OR_RETURN(auto client, make_model_client(model, transport, [&](const std::string& line) { progress.note(line); }));
+    PTXB_ASSIGN_OR_RETURN(
+        auto client,
+        make_model_client(model, transport, [&](const std::string& line) { progress.note(line); }));
     models.push_back(client.get());
     clients.push_back(std::move(client));
   }
 
-  const std::string out = flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
+  const std::string out =
+      flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
   bool resumed = false;
   PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed));
-  std::cerr << fmt::format("run directory: {} ({})\nplan: {} model(s), {} trajectories × {} turns\n", out,
-                           resumed ? "resuming" : "new", config.models.size(), plan.trajectories.size(),
-                           config.turns);
+  std::cerr << fmt::format(
+      "run directory: {} ({})\nplan: {} model(s), {} trajectories × {} turns\n", out,
+      resumed ? "resuming" : "new", config.models.size(), plan.trajectories.size(), config.turns);
 
   std::vector<std::unique_ptr<TurnEvaluator>> evaluators;
   std::vector<TurnEvaluator*> slots;
@@ -139,10 +147,11 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
   std::cout << summary.table << std::flush;
   std::cerr << fmt::format("summary: {}/summary.json; metrics: ptxbench report {}\n", out, out);
   if (summary.unfinished > 0)
-    return make_error("incomplete",
-                      "{} of {} trajectories stopped on model or evaluation failures (see {}/summary.json); "
-                      "run the same command again to resume them",
-                      summary.unfinished, plan.trajectories.size(), out);
+    return make_error(
+        "incomplete",
+        "{} of {} trajectories stopped on model or evaluation failures (see {}/summary.json); "
+        "run the same command again to resume them",
+        summary.unfinished, plan.trajectories.size(), out);
   if (summary.gpu_skipped_turns > 0) {
     std::cerr << fmt::format(
         "ptxbench: {} turns were compiled and analysed but their GPU stages were skipped (no GPU "
@@ -156,55 +165,59 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
 }  // namespace
 
 CommandSpec make_run_command() {
-  return {"run",
-          "Run MiniPTXAgent: models × tasks × prompt variants × trajectories, multi-turn, into a "
-          "resumable run directory",
-          [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
-            auto flags = std::make_shared<RunFlags>();
-            app.add_option("--config", flags->config_path,
-                           "Experiment file: models, suite/tasks, variants, trajectories, turns, "
-                           "concurrency, early stop, eval options (docs/agent.md)")
-                ->check(CLI::ExistingFile);
-            app.add_option("--model", flags->models,
-                           "A model: replay (no API key), PROVIDER:MODEL[@URL] with PROVIDER one of "
-                           "openai, anthropic, gemini, openrouter, together, vllm, sglang, or a "
-                           "model name from --config; repeatable");
-            app.add_option("--suite", flags->suite, "Run every task of this suite (paper-h100, ...)");
-            app.add_option("--task", flags->tasks, "Run this task; repeatable");
-            app.add_option("--variants", flags->variants,
-                           "Prompt variants (knowledge-pack tags), comma-separated (default: each "
-                           "task's own, see `ptxbench tasks show`)")
-                ->delimiter(',');
-            app.add_option("--trajectories", flags->trajectories,
-                           "Trajectories per model × task × variant (default 4)")
-                ->check(CLI::Range(1, 1000));
-            app.add_option("--turns", flags->turns, "Turns per trajectory (default 8)")
-                ->check(CLI::Range(1, 1000));
-            app.add_option("--out", flags->out,
-                           "Run directory (default runs/<UTC time>); an existing one with the "
-                           "same experiment is resumed");
-            // Test-only: kernels are judged by FakeTurnEvaluator from a directive comment, and
-            // every evaluation is logged to DIR/evals.log (tests/agent/run_kill_test.cc).
-            app.add_option("--test-fake-eval", flags->test_fake_eval,
-                           "(tests only) fake evaluator logging into DIR")
-                ->group("");
-            app.footer(
-                "Examples:\n"
-                "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"
-                "  ptxbench run --model replay --suite paper-h100 --variants base --trajectories 1 --turns 2 --out runs/replay\n"
-                "  # a hosted model (key from the environment only, never written anywhere)\n"
-                "  OPENAI_API_KEY=... ptxbench run --model openai:gpt-5 --task gemm_n7168_k5120 --out runs/gpt5\n"
-                "  # a local vLLM/SGLang server\n"
-                "  ptxbench run --model vllm:Qwen/Qwen3-32B@http://localhost:8000/v1 --suite paper-h100 --out runs/qwen\n"
-                "  # the paper's protocol from a file (3 variants x 4 trajectories x 8 turns)\n"
-                "  ptxbench run --config examples/experiments/paper-h100.json --out runs/paper\n"
-                "  # resume an interrupted run: the same command again, or only its directory\n"
-                "  ptxbench run --out runs/paper\n"
-                "  ptxbench report runs/paper   # the paper's metrics\n"
-                "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
-                "3 GPU stages skipped (no GPU); 2 usage.");
-            return [flags, &globals]() -> Result<int> { return run_command(*flags, globals); };
-          }};
+  return {
+      "run",
+      "Run MiniPTXAgent: models × tasks × prompt variants × trajectories, multi-turn, into a "
+      "resumable run directory",
+      [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
+        auto flags = std::make_shared<RunFlags>();
+        app.add_option("--config", flags->config_path,
+                       "Experiment file: models, suite/tasks, variants, trajectories, turns, "
+                       "concurrency, early stop, eval options (docs/agent.md)")
+            ->check(CLI::ExistingFile);
+        app.add_option("--model", flags->models,
+                       "A model: replay (no API key), PROVIDER:MODEL[@URL] with PROVIDER one of "
+                       "openai, anthropic, gemini, openrouter, together, vllm, sglang, or a "
+                       "model name from --config; repeatable");
+        app.add_option("--suite", flags->suite, "Run every task of this suite (paper-h100, ...)");
+        app.add_option("--task", flags->tasks, "Run this task; repeatable");
+        app.add_option("--variants", flags->variants,
+                       "Prompt variants (knowledge-pack tags), comma-separated (default: each "
+                       "task's own, see `ptxbench tasks show`)")
+            ->delimiter(',');
+        app.add_option("--trajectories", flags->trajectories,
+                       "Trajectories per model × task × variant (default 4)")
+            ->check(CLI::Range(1, 1000));
+        app.add_option("--turns", flags->turns, "Turns per trajectory (default 8)")
+            ->check(CLI::Range(1, 1000));
+        app.add_option("--out", flags->out,
+                       "Run directory (default runs/<UTC time>); an existing one with the "
+                       "same experiment is resumed");
+        // Test-only: kernels are judged by FakeTurnEvaluator from a directive comment, and
+        // every evaluation is logged to DIR/evals.log (tests/agent/run_kill_test.cc).
+        app.add_option("--test-fake-eval", flags->test_fake_eval,
+                       "(tests only) fake evaluator logging into DIR")
+            ->group("");
+        app.footer(
+            "Examples:\n"
+            "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"
+            "  ptxbench run --model replay --suite paper-h100 --variants base --trajectories 1 "
+            "--turns 2 --out runs/replay\n"
+            "  # a hosted model (key from the environment only, never written anywhere)\n"
+            "  OPENAI_API_KEY=... ptxbench run --model openai:gpt-5 --task gemm_n7168_k5120 --out "
+            "runs/gpt5\n"
+            "  # a local vLLM/SGLang server\n"
+            "  ptxbench run --model vllm:Qwen/Qwen3-32B@http://localhost:8000/v1 --suite "
+            "paper-h100 --out runs/qwen\n"
+            "  # the paper's protocol from a file (3 variants x 4 trajectories x 8 turns)\n"
+            "  ptxbench run --config examples/experiments/paper-h100.json --out runs/paper\n"
+            "  # resume an interrupted run: the same command again, or only its directory\n"
+            "  ptxbench run --out runs/paper\n"
+            "  ptxbench report runs/paper   # the paper's metrics\n"
+            "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
+            "3 GPU stages skipped (no GPU); 2 usage.");
+        return [flags, &globals]() -> Result<int> { return run_command(*flags, globals); };
+      }};
 }
 
 }  // namespace ptxb::cli

@@ -16,10 +16,8 @@ CommandSpec make_report_command();
 // machine (env).
 const std::vector<CommandSpec>& command_table() {
   static const std::vector<CommandSpec> table = {
-      make_tasks_command(),   make_validate_command(), make_prompt_command(),
-      make_compile_command(), make_eval_command(),   make_run_command(),
-      make_report_command(),
-      make_env_command(),
+      make_tasks_command(), make_validate_command(), make_prompt_command(), make_compile_command(),
+      make_eval_command(),  make_run_command(),      make_report_command(), make_env_command(),
   };
   return table;
 }

@@ -1,9 +1,9 @@
 // `ptxbench`: the command-line front end. Exit codes: 0 success, 1 failure (one-line error on
 // stderr), 2 usage error (CLI11 prints what was wrong and how to get help).
-#include "core/version.h"
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include "core/version.h"
 
 #include "cli/command.h"
 #include "core/strings.h"

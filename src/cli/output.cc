@@ -4,7 +4,9 @@
 
 namespace ptxb::cli {
 
-void print_json(const Json& value) { std::cout << dump_pretty(value) << std::flush; }
+void print_json(const Json& value) {
+  std::cout << dump_pretty(value) << std::flush;
+}
 
 int report_error(const Error& error) {
   // One line: the message may hold newlines (e.g. a captured log); those go on following lines

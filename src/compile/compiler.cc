@@ -447,9 +447,10 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
                       ? "present (" + join(result.sass.qualifying_families_found, ", ") + ")"
                       : "absent");
   if (!result.forbidden.empty())
-    result.message += fmt::format("; static checks disabled (test-only): {} forbidden finding(s) "
-                                  "recorded, first: {}",
-                                  result.forbidden.size(), result.forbidden.front().describe());
+    result.message += fmt::format(
+        "; static checks disabled (test-only): {} forbidden finding(s) "
+        "recorded, first: {}",
+        result.forbidden.size(), result.forbidden.front().describe());
   return finish(std::move(result), true);
 }
 

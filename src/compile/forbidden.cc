@@ -349,9 +349,8 @@ std::optional<std::string> symbol_denial(const std::string& raw_name) {
       "strtol", "strtoll", "strtoul", "strtoull", "strtod", "strtof", "atoi", "atol", "atof",
       // the same with glibc >= 2.38 headers and g++ >= 13 (_GNU_SOURCE selects the C23
       // versions; std::stoull in a kernel built on the H200 machine imports these)
-      "__isoc23_strtol", "__isoc23_strtoll", "__isoc23_strtoul", "__isoc23_strtoull",
-      "qsort", "bsearch", "rand", "srand", "clock", "time", "clock_gettime", "gettimeofday",
-      "getenv",
+      "__isoc23_strtol", "__isoc23_strtoll", "__isoc23_strtoul", "__isoc23_strtoull", "qsort",
+      "bsearch", "rand", "srand", "clock", "time", "clock_gettime", "gettimeofday", "getenv",
       // sleeping and yielding (std::this_thread::sleep_for/yield inline these): harmless, the
       // host timeline is not what is timed
       "nanosleep", "clock_nanosleep", "sched_yield",

@@ -92,8 +92,9 @@ Result<std::string> query_toolkit_root(ProcessRunner& runner, const std::string&
   static const std::regex kTop(R"(#\$ TOP=([^\r\n]+))");
   std::smatch match;
   if (!std::regex_search(text, match, kTop))
-    return make_error("toolchain", "{} --dryrun: no `TOP=` line, cannot locate the CUDA toolkit: {}",
-                      nvcc, trim(text).substr(0, 400));
+    return make_error("toolchain",
+                      "{} --dryrun: no `TOP=` line, cannot locate the CUDA toolkit: {}", nvcc,
+                      trim(text).substr(0, 400));
   std::string top = trim(match[1].str());
   if (!is_directory(top))
     return make_error("toolchain", "{} reports toolkit folder {}, which does not exist", nvcc, top);

@@ -58,7 +58,8 @@ Status write_file_atomic(const std::string& path, const std::string& contents) {
   if (target.has_parent_path()) stdfs::create_directories(target.parent_path(), ec);
   std::string temp = path + ".tmp-XXXXXX";
   int fd = ::mkstemp(temp.data());
-  if (fd < 0) return make_error("io", "{}: cannot create temporary file: {}", path, std::strerror(errno));
+  if (fd < 0)
+    return make_error("io", "{}: cannot create temporary file: {}", path, std::strerror(errno));
   std::size_t written = 0;
   while (written < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
@@ -98,7 +99,8 @@ Result<std::string> make_temp_directory(const std::string& prefix, const std::st
   PTXB_RETURN_IF_ERROR(make_directories(base));
   std::string templ = base + "/" + prefix + "-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr)
-    return make_error("io", "{}: cannot create temporary directory: {}", templ, std::strerror(errno));
+    return make_error("io", "{}: cannot create temporary directory: {}", templ,
+                      std::strerror(errno));
   return templ;
 }
 

@@ -32,11 +32,14 @@ std::string find_utf8_error(std::string_view text) {
     for (std::size_t k = 1; k < length; ++k) {
       const auto next = static_cast<unsigned char>(text[i + k]);
       if ((next & 0xC0) != 0x80)
-        return fmt::format("invalid UTF-8 sequence at byte offset {} (byte 0x{:02x} is not a continuation byte)", i, next);
+        return fmt::format(
+            "invalid UTF-8 sequence at byte offset {} (byte 0x{:02x} is not a continuation byte)",
+            i, next);
       code_point = (code_point << 6) | (next & 0x3F);
     }
     // Overlong encodings and surrogates are invalid UTF-8 (RFC 3629 §3).
-    const bool overlong = (length == 2 && code_point < 0x80) || (length == 3 && code_point < 0x800) ||
+    const bool overlong = (length == 2 && code_point < 0x80) ||
+                          (length == 3 && code_point < 0x800) ||
                           (length == 4 && code_point < 0x10000);
     if (overlong || code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF))
       return fmt::format("invalid UTF-8 code point at byte offset {}", i);
@@ -55,8 +58,8 @@ Result<Json> parse_json(std::string_view text, const std::string& origin) {
   }
   if (blank) return make_error("parse", "{}: empty file (expected a JSON document)", origin);
   if (text.find('\0') != std::string_view::npos)
-    return make_error("parse", "{}: binary data (NUL byte at offset {}), expected JSON text", origin,
-                      text.find('\0'));
+    return make_error("parse", "{}: binary data (NUL byte at offset {}), expected JSON text",
+                      origin, text.find('\0'));
   if (auto utf8 = find_utf8_error(text); !utf8.empty())
     return make_error("parse", "{}: not UTF-8 text: {}", origin, utf8);
   try {
@@ -102,7 +105,9 @@ Result<std::vector<Json>> read_jsonl_file(const std::string& path) {
   return documents;
 }
 
-std::string dump_pretty(const Json& value) { return value.dump(2) + "\n"; }
+std::string dump_pretty(const Json& value) {
+  return value.dump(2) + "\n";
+}
 
 std::string json_path_key(const std::string& parent, const std::string& key) {
   return parent + "." + key;

@@ -30,7 +30,8 @@ void append_capped(std::string& sink, std::size_t& dropped, const char* data, st
 }  // namespace
 
 std::string ProcessResult::describe() const {
-  if (timed_out) return fmt::format("timed out after {:.1f} s (process group killed)", wall_ms / 1000.0);
+  if (timed_out)
+    return fmt::format("timed out after {:.1f} s (process group killed)", wall_ms / 1000.0);
   if (term_signal != 0)
     return fmt::format("killed by signal {} ({})", term_signal, signal_name(term_signal));
   return fmt::format("exit code {}", exit_code);
@@ -39,7 +40,8 @@ std::string ProcessResult::describe() const {
 std::optional<std::string> find_executable(const std::string& name) {
   auto executable = [](const std::string& path) {
     struct stat info {};
-    return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && ::access(path.c_str(), X_OK) == 0;
+    return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
   };
   if (name.find('/') != std::string::npos) {
     if (executable(name)) return name;
@@ -99,12 +101,14 @@ Result<ProcessResult> SystemProcessRunner::run(const ProcessSpec& spec) {
 
   // Feed stdin (small payloads; ignore EPIPE if the child does not read it).
   {
-    struct sigaction ignore {}, previous {};
+    struct sigaction ignore {
+    }, previous{};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGPIPE, &ignore, &previous);
     std::size_t written = 0;
     while (written < spec.stdin_data.size()) {
-      ssize_t n = ::write(in_pipe[1], spec.stdin_data.data() + written, spec.stdin_data.size() - written);
+      ssize_t n =
+          ::write(in_pipe[1], spec.stdin_data.data() + written, spec.stdin_data.size() - written);
       if (n <= 0) break;
       written += static_cast<std::size_t>(n);
     }
@@ -124,7 +128,8 @@ Result<ProcessResult> SystemProcessRunner::run(const ProcessSpec& spec) {
   while (open[0] || open[1] || !exited) {
     int timeout_ms = 50;
     if (has_deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
         ::kill(-pid, SIGKILL);
         result.timed_out = true;
@@ -149,9 +154,11 @@ Result<ProcessResult> SystemProcessRunner::run(const ProcessSpec& spec) {
           ssize_t n = ::read(fds[i].fd, buffer, sizeof(buffer));
           if (n > 0) {
             if (i == 0)
-              append_capped(result.stdout_text, result.stdout_dropped_bytes, buffer, n, spec.output_cap_bytes);
+              append_capped(result.stdout_text, result.stdout_dropped_bytes, buffer, n,
+                            spec.output_cap_bytes);
             else
-              append_capped(result.stderr_text, result.stderr_dropped_bytes, buffer, n, spec.output_cap_bytes);
+              append_capped(result.stderr_text, result.stderr_dropped_bytes, buffer, n,
+                            spec.output_cap_bytes);
           } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
             open[i] = false;
           }

@@ -20,10 +20,10 @@ struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH if it has no '/'
   // Full environment ("KEY=VALUE"); nullopt inherits ours.
   std::optional<std::vector<std::string>> env;
-  std::string cwd;                                // empty: inherit
-  std::chrono::milliseconds timeout{0};          // 0: no limit
-  std::size_t output_cap_bytes = 1u << 20;        // per stream; the rest is dropped and counted
-  std::string stdin_data;                         // written to the child's stdin, then closed
+  std::string cwd;                          // empty: inherit
+  std::chrono::milliseconds timeout{0};     // 0: no limit
+  std::size_t output_cap_bytes = 1u << 20;  // per stream; the rest is dropped and counted
+  std::string stdin_data;                   // written to the child's stdin, then closed
 };
 
 struct ProcessResult {
@@ -37,7 +37,8 @@ struct ProcessResult {
   double wall_ms = 0.0;
 
   bool succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
-  // "exit code 2", "killed by signal 11 (SIGSEGV)", "timed out after 120.0 s (process group killed)"
+  // "exit code 2", "killed by signal 11 (SIGSEGV)", "timed out after 120.0 s (process group
+  // killed)"
   std::string describe() const;
 };
 

@@ -55,17 +55,19 @@ class [[nodiscard]] Result {
 // Result<void>: success or an Error.
 struct Ok {};
 using Status = Result<Ok>;
-inline Status ok_status() { return Ok{}; }
+inline Status ok_status() {
+  return Ok{};
+}
 
 }  // namespace ptxb
 
 // Propagates an error from an expression returning Result<T>/Status.
 #define PTXB_CONCAT_INNER(a, b) a##b
 #define PTXB_CONCAT(a, b) PTXB_CONCAT_INNER(a, b)
-#define PTXB_RETURN_IF_ERROR(expr)                           \
-  do {                                                       \
-    auto&& ptxb_status_ = (expr);                            \
-    if (!ptxb_status_.ok()) return ptxb_status_.error();     \
+#define PTXB_RETURN_IF_ERROR(expr)                       \
+  do {                                                   \
+    auto&& ptxb_status_ = (expr);                        \
+    if (!ptxb_status_.ok()) return ptxb_status_.error(); \
   } while (0)
 // PTXB_ASSIGN_OR_RETURN(auto x, f()) : declares x from a successful Result or returns its error.
 #define PTXB_ASSIGN_OR_RETURN(decl, expr) \

@@ -15,13 +15,15 @@ constexpr std::uint32_t kRoundConstants[64] = {
     0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
-inline std::uint32_t rotate_right(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+inline std::uint32_t rotate_right(std::uint32_t x, int n) {
+  return (x >> n) | (x << (32 - n));
+}
 
 }  // namespace
 
 Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-             0x5be0cd19} {}
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::compress(const std::uint8_t* block) {
   std::uint32_t w[64];
@@ -42,10 +44,23 @@ void Sha256::compress(const std::uint8_t* block) {
     std::uint32_t s0 = rotate_right(a, 2) ^ rotate_right(a, 13) ^ rotate_right(a, 22);
     std::uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
     std::uint32_t t2 = s0 + majority;
-    h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
   }
-  state_[0] += a; state_[1] += b; state_[2] += c; state_[3] += d;
-  state_[4] += e; state_[5] += f; state_[6] += g; state_[7] += h;
+  state_[0] += a;
+  state_[1] += b;
+  state_[2] += c;
+  state_[3] += d;
+  state_[4] += e;
+  state_[5] += f;
+  state_[6] += g;
+  state_[7] += h;
 }
 
 Sha256& Sha256::update(const void* data, std::size_t size) {
@@ -65,7 +80,9 @@ Sha256& Sha256::update(const void* data, std::size_t size) {
   return *this;
 }
 
-Sha256& Sha256::update(std::string_view data) { return update(data.data(), data.size()); }
+Sha256& Sha256::update(std::string_view data) {
+  return update(data.data(), data.size());
+}
 
 std::array<std::uint8_t, 32> Sha256::digest() {
   const std::uint64_t bit_length = total_bytes_ * 8;
@@ -92,6 +109,8 @@ std::string Sha256::hex_digest() {
   return out;
 }
 
-std::string sha256_hex(std::string_view data) { return Sha256().update(data).hex_digest(); }
+std::string sha256_hex(std::string_view data) {
+  return Sha256().update(data).hex_digest();
+}
 
 }  // namespace ptxb

@@ -1,7 +1,7 @@
 #include "core/strings.h"
 
-#include <csignal>
 #include <cctype>
+#include <csignal>
 
 #include <fmt/format.h>
 
@@ -82,21 +82,36 @@ std::string to_lower(std::string_view text) {
 
 std::string signal_name(int signal_number) {
   switch (signal_number) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGSYS: return "SIGSYS";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGHUP: return "SIGHUP";
-    default: return fmt::format("signal {}", signal_number);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGXCPU:
+      return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGSYS:
+      return "SIGSYS";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return fmt::format("signal {}", signal_number);
   }
 }
 

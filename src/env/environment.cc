@@ -35,8 +35,8 @@ std::string purpose(const std::string& tool) {
 }  // namespace
 
 const std::vector<std::string>& known_tools() {
-  static const std::vector<std::string> tools = {"nvcc", "ptxas", "cuobjdump", "nvdisasm", "ncu",
-                                                 "compute-sanitizer"};
+  static const std::vector<std::string> tools = {"nvcc",     "ptxas", "cuobjdump",
+                                                 "nvdisasm", "ncu",   "compute-sanitizer"};
   return tools;
 }
 
@@ -67,15 +67,16 @@ std::vector<std::string> Environment::missing() const {
     if (info.found) continue;
     // One disassembler is enough for SASS analysis.
     if ((info.name == "cuobjdump" || info.name == "nvdisasm") &&
-        ((tool("cuobjdump") && tool("cuobjdump")->found) || (tool("nvdisasm") && tool("nvdisasm")->found)))
+        ((tool("cuobjdump") && tool("cuobjdump")->found) ||
+         (tool("nvdisasm") && tool("nvdisasm")->found)))
       continue;
     lines.push_back(fmt::format("{} not found: {} unavailable ({})", info.name, purpose(info.name),
                                 info.install_hint));
   }
   for (const auto& library : libraries)
     if (!library.found)
-      lines.push_back(fmt::format("{} not loadable: reference timing unavailable ({})", library.name,
-                                  library.problem));
+      lines.push_back(fmt::format("{} not loadable: reference timing unavailable ({})",
+                                  library.name, library.problem));
   if (!gpu.has_gpu()) {
     std::string why = gpu.problems.empty() ? "no GPU" : join(gpu.problems, "; ");
     lines.push_back("no GPU: only compile and static analysis can run (" + why + ")");

@@ -66,13 +66,16 @@ void probe_nvml(GpuProbe& probe) {
     return;
   }
   char text[256] = {};
-  if (auto get_driver = symbol<decltype(&nvmlSystemGetDriverVersion)>(nvml, "nvmlSystemGetDriverVersion");
+  if (auto get_driver =
+          symbol<decltype(&nvmlSystemGetDriverVersion)>(nvml, "nvmlSystemGetDriverVersion");
       get_driver && get_driver(text, sizeof(text)) == NVML_SUCCESS)
     probe.driver_version = text;
 
-  auto by_index = symbol<decltype(&nvmlDeviceGetHandleByIndex_v2)>(nvml, "nvmlDeviceGetHandleByIndex_v2");
+  auto by_index =
+      symbol<decltype(&nvmlDeviceGetHandleByIndex_v2)>(nvml, "nvmlDeviceGetHandleByIndex_v2");
   auto get_clock = symbol<decltype(&nvmlDeviceGetClockInfo)>(nvml, "nvmlDeviceGetClockInfo");
-  auto get_max_clock = symbol<decltype(&nvmlDeviceGetMaxClockInfo)>(nvml, "nvmlDeviceGetMaxClockInfo");
+  auto get_max_clock =
+      symbol<decltype(&nvmlDeviceGetMaxClockInfo)>(nvml, "nvmlDeviceGetMaxClockInfo");
   auto get_reasons = symbol<decltype(&nvmlDeviceGetCurrentClocksEventReasons)>(
       nvml, "nvmlDeviceGetCurrentClocksEventReasons");
   auto get_processes = symbol<decltype(&nvmlDeviceGetComputeRunningProcesses_v3)>(
@@ -139,14 +142,17 @@ void probe_driver(GpuProbe& probe) {
     cu_name(name, sizeof(name), device);
     gpu.name = name;
     int value = 0;
-    if (cu_attr(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == CUDA_SUCCESS) gpu.sm_count = value;
+    if (cu_attr(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device) == CUDA_SUCCESS)
+      gpu.sm_count = value;
     if (cu_attr(&value, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) == CUDA_SUCCESS)
       gpu.compute_capability_major = value;
     if (cu_attr(&value, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) == CUDA_SUCCESS)
       gpu.compute_capability_minor = value;
-    if (cu_attr(&value, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device) == CUDA_SUCCESS) gpu.l2_cache_bytes = value;
+    if (cu_attr(&value, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device) == CUDA_SUCCESS)
+      gpu.l2_cache_bytes = value;
     std::size_t total = 0;
-    if (cu_mem && cu_mem(&total, device) == CUDA_SUCCESS) gpu.memory_total_bytes = static_cast<std::int64_t>(total);
+    if (cu_mem && cu_mem(&total, device) == CUDA_SUCCESS)
+      gpu.memory_total_bytes = static_cast<std::int64_t>(total);
     probe.gpus.push_back(gpu);
   }
   if (count == 0) probe.problems.push_back("CUDA driver: no CUDA devices");
@@ -179,8 +185,10 @@ Json GpuProbe::to_json() const {
     entry["index"] = gpu.index;
     entry["name"] = gpu.name;
     entry["uuid"] = gpu.uuid;
-    entry["arch"] = arch_for_compute_capability(gpu.compute_capability_major, gpu.compute_capability_minor);
-    entry["compute_capability"] = fmt::format("{}.{}", gpu.compute_capability_major, gpu.compute_capability_minor);
+    entry["arch"] =
+        arch_for_compute_capability(gpu.compute_capability_major, gpu.compute_capability_minor);
+    entry["compute_capability"] =
+        fmt::format("{}.{}", gpu.compute_capability_major, gpu.compute_capability_minor);
     entry["sm_count"] = gpu.sm_count;
     entry["l2_cache_bytes"] = gpu.l2_cache_bytes;
     entry["memory_total_bytes"] = gpu.memory_total_bytes;

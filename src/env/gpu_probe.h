@@ -18,22 +18,22 @@ struct GpuInfo {
   int index = 0;
   std::string name;
   std::string uuid;
-  int sm_count = 0;                  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  int sm_count = 0;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
   int compute_capability_major = 0;
   int compute_capability_minor = 0;
-  std::int64_t l2_cache_bytes = 0;   // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
+  std::int64_t l2_cache_bytes = 0;  // CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
   std::int64_t memory_total_bytes = 0;
-  unsigned sm_clock_mhz = 0;         // current
-  unsigned sm_clock_max_mhz = 0;     // NVML max clock: the physical-floor peak uses it
+  unsigned sm_clock_mhz = 0;      // current
+  unsigned sm_clock_max_mhz = 0;  // NVML max clock: the physical-floor peak uses it
   unsigned memory_clock_mhz = 0;
   std::uint64_t clock_event_reasons = 0;  // NVML throttle / clock-event reason bit mask
   std::vector<std::string> clock_event_reason_names;
-  unsigned compute_processes = 0;    // other compute processes on this GPU (NVML)
+  unsigned compute_processes = 0;  // other compute processes on this GPU (NVML)
 };
 
 struct GpuProbe {
-  std::string driver_version;        // e.g. "580.159.04" (NVML)
-  int cuda_driver_version = 0;       // e.g. 13000 (cuDriverGetVersion)
+  std::string driver_version;   // e.g. "580.159.04" (NVML)
+  int cuda_driver_version = 0;  // e.g. 13000 (cuDriverGetVersion)
   std::vector<GpuInfo> gpus;
   // Why each source could not be read ("libnvidia-ml.so.1 not found: ..."); empty if fine.
   std::vector<std::string> problems;

@@ -41,11 +41,12 @@ LibraryInfo probe(const std::string& name, const std::vector<std::string>& sonam
 }  // namespace
 
 LibraryInfo probe_cublaslt() {
-  LibraryInfo info = probe("cublasLt", {"libcublasLt.so.13", "libcublasLt.so"}, "cublasLtGetVersion");
+  LibraryInfo info =
+      probe("cublasLt", {"libcublasLt.so.13", "libcublasLt.so"}, "cublasLtGetVersion");
   // cublasLtGetVersion() encodes major*10000 + minor*100 + patch.
   if (info.version)
-    info.version_text = fmt::format("{}.{}.{}", info.version / 10000, info.version / 100 % 100,
-                                    info.version % 100);
+    info.version_text =
+        fmt::format("{}.{}.{}", info.version / 10000, info.version / 100 % 100, info.version % 100);
   return info;
 }
 
@@ -53,8 +54,8 @@ LibraryInfo probe_cudnn() {
   LibraryInfo info = probe("cudnn", {"libcudnn.so.9", "libcudnn.so"}, "cudnnGetVersion");
   // cuDNN 9: CUDNN_VERSION = major*10000 + minor*100 + patch (cudnn_version.h).
   if (info.version)
-    info.version_text = fmt::format("{}.{}.{}", info.version / 10000, info.version / 100 % 100,
-                                    info.version % 100);
+    info.version_text =
+        fmt::format("{}.{}.{}", info.version / 10000, info.version / 100 % 100, info.version % 100);
   return info;
 }
 

@@ -11,10 +11,10 @@
 namespace ptxb {
 
 struct LibraryInfo {
-  std::string name;     // "cublasLt", "cudnn"
+  std::string name;  // "cublasLt", "cudnn"
   bool found = false;
-  std::string path;     // resolved file the dynamic loader picked
-  long version = 0;     // cublasLtGetVersion() / cudnnGetVersion()
+  std::string path;  // resolved file the dynamic loader picked
+  long version = 0;  // cublasLtGetVersion() / cudnnGetVersion()
   std::string version_text;
   std::string problem;  // why it could not be loaded
   Json to_json() const;

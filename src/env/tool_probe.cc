@@ -46,7 +46,7 @@ std::vector<std::string> default_tool_dirs() {
 }
 
 ProbedTool probe_tool(const std::string& name, ProcessRunner& runner,
-                    const std::vector<std::string>& extra_dirs) {
+                      const std::vector<std::string>& extra_dirs) {
   ProbedTool info;
   info.name = name;
   info.install_hint = hint_for(name);

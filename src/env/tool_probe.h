@@ -17,7 +17,8 @@ struct ProbedTool {
   std::string name;
   bool found = false;
   std::string path;
-  std::string version;  // the tool's own version line, e.g. "Cuda compilation tools, release 13.0, V13.0.88"
+  std::string version;  // the tool's own version line, e.g. "Cuda compilation tools, release 13.0,
+                        // V13.0.88"
   std::string install_hint;  // shown when missing
   Json to_json() const;
 };
@@ -27,6 +28,6 @@ std::vector<std::string> default_tool_dirs();
 
 // Locates `name` and runs `name --version` (5 s limit) through `runner`.
 ProbedTool probe_tool(const std::string& name, ProcessRunner& runner,
-                    const std::vector<std::string>& extra_dirs = default_tool_dirs());
+                      const std::vector<std::string>& extra_dirs = default_tool_dirs());
 
 }  // namespace ptxb

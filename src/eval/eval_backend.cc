@@ -28,10 +28,14 @@ DeviceFacts device_facts_from_probe(const GpuInfo& gpu) {
   f.sm_clock_mhz = gpu.sm_clock_mhz;
   if (gpu.compute_capability_major == 9) f.bf16_dense_flop_per_clock_per_sm = 4096;
   if (gpu.compute_capability_major == 10) f.bf16_dense_flop_per_clock_per_sm = 8192;
-  if (contains(gpu.name, "H200")) f.memory_bytes_per_second = 4.8e12;
-  else if (contains(gpu.name, "H100") && contains(gpu.name, "PCIe")) f.memory_bytes_per_second = 2.0e12;
-  else if (contains(gpu.name, "H100")) f.memory_bytes_per_second = 3.35e12;
-  else if (contains(gpu.name, "B200")) f.memory_bytes_per_second = 8.0e12;
+  if (contains(gpu.name, "H200"))
+    f.memory_bytes_per_second = 4.8e12;
+  else if (contains(gpu.name, "H100") && contains(gpu.name, "PCIe"))
+    f.memory_bytes_per_second = 2.0e12;
+  else if (contains(gpu.name, "H100"))
+    f.memory_bytes_per_second = 3.35e12;
+  else if (contains(gpu.name, "B200"))
+    f.memory_bytes_per_second = 8.0e12;
   return f;
 }
 
@@ -69,7 +73,8 @@ Result<std::unique_ptr<RunnerSession>> ProcessRunnerLauncher::spawn(
   spec.wrapper_argv = sandbox_prefix;
   // The reference library reads its backend and ABI from the environment: the runner's
   // protocol stays the same for candidates and references.
-  if (role == RunnerRole::kReference) spec.env = reference_environment(reference_selector, signature);
+  if (role == RunnerRole::kReference)
+    spec.env = reference_environment(reference_selector, signature);
   PTXB_ASSIGN_OR_RETURN(std::unique_ptr<RunnerClient> client, RunnerClient::spawn(spec));
   return std::unique_ptr<RunnerSession>(new ClientRunnerSession(std::move(client)));
 }

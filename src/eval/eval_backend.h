@@ -27,7 +27,7 @@ namespace ptxb {
 struct DeviceFacts {
   std::string name;
   int sm_count = 0;
-  std::uint32_t max_sm_clock_mhz = 0;  // NVML max SM clock (0: unknown)
+  std::uint32_t max_sm_clock_mhz = 0;           // NVML max SM clock (0: unknown)
   double bf16_dense_flop_per_clock_per_sm = 0;  // tensor cores, dense
   double memory_bytes_per_second = 0;           // datasheet HBM bandwidth
   std::int64_t l2_bytes = 0;
@@ -148,10 +148,9 @@ class ClientRunnerSession final : public RunnerSession {
 class ProcessRunnerLauncher final : public RunnerLauncher {
  public:
   explicit ProcessRunnerLauncher(std::string runner_path) : runner_path_(std::move(runner_path)) {}
-  Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role,
-                                               const std::string& reference_selector,
-                                               const std::string& signature,
-                                               const std::vector<std::string>& sandbox_prefix) override;
+  Result<std::unique_ptr<RunnerSession>> spawn(
+      RunnerRole role, const std::string& reference_selector, const std::string& signature,
+      const std::vector<std::string>& sandbox_prefix) override;
 
  private:
   std::string runner_path_;

@@ -32,9 +32,12 @@ std::string find_tool(const std::string& name) {
 
 PtxbStatus compile_status_to_ptxb(CompileStatus status) {
   switch (status) {
-    case CompileStatus::kOk: return PtxbStatus::kPassed;
-    case CompileStatus::kForbidden: return PtxbStatus::kForbidden;
-    case CompileStatus::kCompileError: break;
+    case CompileStatus::kOk:
+      return PtxbStatus::kPassed;
+    case CompileStatus::kForbidden:
+      return PtxbStatus::kForbidden;
+    case CompileStatus::kCompileError:
+      break;
   }
   return PtxbStatus::kCompileError;
 }
@@ -83,10 +86,9 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   compile_request.signature = make_run_signature(task->definition);
   PTXB_ASSIGN_OR_RETURN(Toolchain toolchain, Toolchain::discover(processes));
   PTXB_ASSIGN_OR_RETURN(CompileResult compiled, compile_solution(compile_request, toolchain));
-  result.stage_ms.emplace_back(
-      "compile", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                           compile_start)
-                     .count());
+  result.stage_ms.emplace_back("compile", std::chrono::duration<double, std::milli>(
+                                              std::chrono::steady_clock::now() - compile_start)
+                                              .count());
   result.compile = compile_result_to_json(compiled);
   for (const auto& [family, count] : compiled.sass.family_totals)
     result.target_instructions.static_counts[family] = count;
@@ -119,7 +121,8 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
     result.status = PtxbStatus::kInfraError;
     result.reason = "gpu_skipped";
     result.message = "compiled; GPU stages skipped: " + result.gpu_skip_reason;
-    result.target_instructions.verdict = compiled.sass.target_present ? kInstNotRun : kInstStaticAbsent;
+    result.target_instructions.verdict =
+        compiled.sass.target_present ? kInstNotRun : kInstStaticAbsent;
     result.target_instructions.reason = "no GPU";
     workload_entry();
     return result;
@@ -142,7 +145,8 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   ProcessSpec spec;
   spec.argv = {tools.supervisor_path, "--job", "-"};
   spec.stdin_data = job.to_json().dump();
-  spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(kSupervisorTimeoutSeconds * 1000));
+  spec.timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(kSupervisorTimeoutSeconds * 1000));
   spec.output_cap_bytes = 64u << 20;
   auto ran = processes.run(spec);
   auto infra = [&](std::string message) {

@@ -15,8 +15,8 @@
 namespace ptxb {
 
 // Where the trusted binaries and the profilers are. Defaults: next to the running executable
-// (ptxbench-supervisor, ptxbench-runner, libptxbench_reference.so, ptxbench-sandbox); ncu and compute-sanitizer on
-// PATH or in the CUDA toolkit's bin/.
+// (ptxbench-supervisor, ptxbench-runner, libptxbench_reference.so, ptxbench-sandbox); ncu and
+// compute-sanitizer on PATH or in the CUDA toolkit's bin/.
 struct EvalTools {
   std::string supervisor_path;
   std::string runner_path;

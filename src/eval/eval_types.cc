@@ -83,10 +83,10 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   PTXB_RETURN_IF_ERROR(read_optional(json, "sanitizer_tool", o.sanitizer_tool, what));
   PTXB_RETURN_IF_ERROR(read_optional(json, "ncu", o.ncu, what));
   PTXB_RETURN_IF_ERROR(read_optional(json, "trials", o.trials, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "reference_as_candidate", o.reference_as_candidate, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "unsafe_no_sandbox", o.unsafe_no_sandbox, what));
   PTXB_RETURN_IF_ERROR(
-      read_optional(json, "disable_static_checks", o.disable_static_checks, what));
+      read_optional(json, "reference_as_candidate", o.reference_as_candidate, what));
+  PTXB_RETURN_IF_ERROR(read_optional(json, "unsafe_no_sandbox", o.unsafe_no_sandbox, what));
+  PTXB_RETURN_IF_ERROR(read_optional(json, "disable_static_checks", o.disable_static_checks, what));
   PTXB_RETURN_IF_ERROR(
       read_optional(json, "runner_start_timeout_seconds", o.runner_start_timeout_seconds, what));
   PTXB_RETURN_IF_ERROR(
@@ -96,8 +96,9 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   static const std::vector<std::string> kTools = {"memcheck", "racecheck", "synccheck",
                                                   "initcheck"};
   if (std::find(kTools.begin(), kTools.end(), o.sanitizer_tool) == kTools.end())
-    return make_error("parse", "{}: sanitizer_tool \"{}\" is not one of memcheck, racecheck, "
-                               "synccheck, initcheck",
+    return make_error("parse",
+                      "{}: sanitizer_tool \"{}\" is not one of memcheck, racecheck, "
+                      "synccheck, initcheck",
                       what, o.sanitizer_tool);
   if (o.trials < 0 || o.trials > 100)
     return make_error("parse", "{}: trials must be 0 (task default) to 100", what);
@@ -219,7 +220,8 @@ Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   w.seed = j.value("seed", std::uint64_t{0});
   if (j.contains("set_seeds")) w.set_seeds = j["set_seeds"].get<std::vector<std::uint64_t>>();
   w.trials = j.value("trials", 0);
-  for (const auto& c : j.value("checks", Json::array())) w.checks.push_back(OutputCheck::from_json(c));
+  for (const auto& c : j.value("checks", Json::array()))
+    w.checks.push_back(OutputCheck::from_json(c));
   const Json unwritten = j.value("unwritten", Json::object());  // items() must not outlive it
   for (const auto& [name, count] : unwritten.items())
     w.unwritten.emplace_back(name, count.get<std::int64_t>());
@@ -299,8 +301,7 @@ Result<EvalResult> EvalResult::from_json(const Json& j) {
   r.sanitizer = j.contains("sanitizer") ? j["sanitizer"] : Json(nullptr);
   r.environment = j.value("environment", Json::object());
   const Json stages = j.value("stage_ms", Json::object());
-  for (const auto& [name, ms] : stages.items())
-    r.stage_ms.emplace_back(name, ms.get<double>());
+  for (const auto& [name, ms] : stages.items()) r.stage_ms.emplace_back(name, ms.get<double>());
   if (j.contains("options")) {
     PTXB_ASSIGN_OR_RETURN(r.options, EvalOptions::from_json(j["options"]));
   }
@@ -321,12 +322,12 @@ std::vector<Trace> EvalResult::traces(const std::string& definition, const Json&
       libs["cuda_runtime"] = std::to_string(runner.value("cuda_runtime_version", 0));
       libs["cuda_driver"] = std::to_string(runner.value("cuda_driver_version", 0));
     }
-    Json evaluation{{"status", evaluation_status_name(status)},
-                    {"environment",
-                     {{"hardware", environment.value("gpu_name", std::string("none"))},
-                      {"libs", libs}}},
-                    {"timestamp", timestamp},
-                    {"log", w.message}};
+    Json evaluation{
+        {"status", evaluation_status_name(status)},
+        {"environment",
+         {{"hardware", environment.value("gpu_name", std::string("none"))}, {"libs", libs}}},
+        {"timestamp", timestamp},
+        {"log", w.message}};
     // The schema ties the metric blocks to the status (trace/trace.cc).
     if (status == EvaluationStatus::kPassed || status == EvaluationStatus::kIncorrectNumerical) {
       double max_abs = 0, max_rel = 0;
@@ -334,7 +335,8 @@ std::vector<Trace> EvalResult::traces(const std::string& definition, const Json&
         max_abs = std::max(max_abs, check.max_abs_error);
         max_rel = std::max(max_rel, check.max_rel_error);
       }
-      evaluation["correctness"] = {{"max_relative_error", max_rel}, {"max_absolute_error", max_abs}};
+      evaluation["correctness"] = {{"max_relative_error", max_rel},
+                                   {"max_absolute_error", max_abs}};
     }
     if (status == EvaluationStatus::kPassed)
       evaluation["performance"] = {
@@ -374,10 +376,13 @@ std::vector<Trace> EvalResult::traces(const std::string& definition, const Json&
 }
 
 Json SupervisorJob::to_json() const {
-  return Json{{"request", request.to_json()},          {"compile", compile},
-              {"tasks_dirs", tasks_dirs},                {"runner_path", runner_path},
+  return Json{{"request", request.to_json()},
+              {"compile", compile},
+              {"tasks_dirs", tasks_dirs},
+              {"runner_path", runner_path},
               {"reference_library_path", reference_library_path},
-              {"ncu_path", ncu_path},                  {"sanitizer_path", sanitizer_path},
+              {"ncu_path", ncu_path},
+              {"sanitizer_path", sanitizer_path},
               {"sandbox_path", sandbox_path}};
 }
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/json_io.h"
 #include "analysis/ncu_source.h"
+#include "core/json_io.h"
 #include "core/result.h"
 #include "eval/timing_stats.h"
 #include "trace/trace.h"
@@ -126,10 +126,10 @@ inline constexpr std::string_view kInstUnknown = kDynamicUnknown;
 
 struct TargetInstructionCheck {
   std::string verdict = std::string(kInstNotRun);
-  std::string reason;        // for not_run / unknown: why
-  Json static_counts = Json::object();   // family -> SASS lines
-  Json dynamic = nullptr;    // the ncu-derived object (analysis/ncu_source.h) or null
-  double cost_ms = 0;        // wall time of the profiler run
+  std::string reason;                   // for not_run / unknown: why
+  Json static_counts = Json::object();  // family -> SASS lines
+  Json dynamic = nullptr;               // the ncu-derived object (analysis/ncu_source.h) or null
+  double cost_ms = 0;                   // wall time of the profiler run
 
   Json to_json() const;
   static TargetInstructionCheck from_json(const Json& json);
@@ -165,13 +165,13 @@ struct EvalResult {
 // What the CLI hands the trusted GPU supervisor process.
 struct SupervisorJob {
   EvalRequest request;
-  Json compile;             // CompileResult JSON (status OK)
+  Json compile;                         // CompileResult JSON (status OK)
   std::vector<std::string> tasks_dirs;  // extra task folders (--tasks-dir); built-in always
-  std::string runner_path;  // ptxbench-runner
-  std::string reference_library_path;  // libptxbench_reference.so
-  std::string ncu_path;                // "" = not available
-  std::string sanitizer_path;          // "" = not available
-  std::string sandbox_path;            // ptxbench-sandbox; "" = not found
+  std::string runner_path;              // ptxbench-runner
+  std::string reference_library_path;   // libptxbench_reference.so
+  std::string ncu_path;                 // "" = not available
+  std::string sanitizer_path;           // "" = not available
+  std::string sandbox_path;             // ptxbench-sandbox; "" = not found
 
   Json to_json() const;
   static Result<SupervisorJob> from_json(const Json& json);

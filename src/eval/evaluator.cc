@@ -11,9 +11,9 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "core/version.h"
+#include "eval/eval_sandbox.h"
 #include "eval/integrity_checks.h"
 #include "eval/integrity_reasons.h"
-#include "eval/eval_sandbox.h"
 
 namespace ptxb {
 namespace {
@@ -32,7 +32,8 @@ milliseconds seconds_to_ms(double seconds) {
 // The model sees runner output as logs only; keep the tail, where crashes print.
 std::string cap_log(const std::string& log, std::size_t cap = 16u << 10) {
   if (log.size() <= cap) return log;
-  return fmt::format("[{} earlier bytes dropped]\n", log.size() - cap) + log.substr(log.size() - cap);
+  return fmt::format("[{} earlier bytes dropped]\n", log.size() - cap) +
+         log.substr(log.size() - cap);
 }
 
 // One side's (candidate or reference) runner process and what went wrong with it.
@@ -68,10 +69,10 @@ Finding call_failure(Side& side, const Error& error, milliseconds limit) {
     if (auto f = sandbox_finding(exit.term_signal, side.session->log())) return *f;
   }
   if (error.code == "eof" || error.code == "frame_truncated" || exit.finished) {
-    return Finding{PtxbStatus::kRuntimeError,
-                   std::string(exit.term_signal != 0 ? reason::kRunnerCrashed
-                                                     : reason::kRunnerExited),
-                   fmt::format("the {} process ended during the call: {}", side.role, exit.describe())};
+    return Finding{
+        PtxbStatus::kRuntimeError,
+        std::string(exit.term_signal != 0 ? reason::kRunnerCrashed : reason::kRunnerExited),
+        fmt::format("the {} process ended during the call: {}", side.role, exit.describe())};
   }
   return Finding{PtxbStatus::kRuntimeError, std::string(reason::kCallFailed), error.message};
 }
@@ -92,9 +93,9 @@ std::optional<Finding> first_failure(const std::vector<OutputCheck>& checks) {
         c.output, c.trial, c.num_failing, c.num_elements, c.max_abs_error, c.max_rel_error,
         c.matched_ratio);
     if (c.first_failing_index >= 0)
-      detail += fmt::format("; first at flat index {}: got {:.6g}, expected {:.6g}",
-                            c.first_failing_index, c.first_failing_candidate,
-                            c.first_failing_reference);
+      detail +=
+          fmt::format("; first at flat index {}: got {:.6g}, expected {:.6g}",
+                      c.first_failing_index, c.first_failing_candidate, c.first_failing_reference);
     if (nonfinite) detail += fmt::format("; {} NaN/Inf values", c.num_nonfinite_candidate);
     return Finding{PtxbStatus::kIncorrectNumerical,
                    std::string(nonfinite ? reason::kNonfiniteOutput : reason::kMismatch), detail};
@@ -151,7 +152,8 @@ Json self_contained_params(const Task& task, const std::string& signature, std::
   return Json{{"signature", signature}, {"seed", seed}, {"params", params}};
 }
 
-EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const CompileResult& compile) {
+EvalResult Evaluator::run(const SupervisorJob& job, const Task& task,
+                          const CompileResult& compile) {
   const EvalOptions& options = job.request.options;
   EvalResult result;
   result.task = task.name;
@@ -173,8 +175,7 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
 
   auto start = Clock::now();
   auto facts = device_.facts();
-  if (!facts.ok())
-    return finish(PtxbStatus::kInfraError, "gpu_unavailable", facts.error().message);
+  if (!facts.ok()) return finish(PtxbStatus::kInfraError, "gpu_unavailable", facts.error().message);
   result.environment = facts->to_json();
   result.environment["gpu_name"] = facts->name;
   stage("gpu_probe", start);
@@ -237,8 +238,9 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     if (job.sanitizer_path.empty())
       return finish(PtxbStatus::kInfraError, "sanitizer_unavailable",
                     "--sanitize was asked for but compute-sanitizer was not found");
-    auto ran = run_tool(sanitizer_argv(job.sanitizer_path, options.sanitizer_tool, self_contained_argv),
-                        options.sanitizer_timeout_seconds, 1u << 20);
+    auto ran =
+        run_tool(sanitizer_argv(job.sanitizer_path, options.sanitizer_tool, self_contained_argv),
+                 options.sanitizer_timeout_seconds, 1u << 20);
     stage("sanitizer", start);
     if (!ran.ok()) return finish(PtxbStatus::kInfraError, "sanitizer_failed", ran.error().message);
     if (auto f = sandbox_failure(*ran)) return finish(f->status, f->reason, f->detail);
@@ -246,7 +248,8 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
       return finish(PtxbStatus::kTimeout, "sanitizer_timeout",
                     fmt::format("the call did not finish under compute-sanitizer within {:.0f} s",
                                 options.sanitizer_timeout_seconds));
-    auto report = parse_sanitizer_output(ran->stdout_text + ran->stderr_text, options.sanitizer_tool);
+    auto report =
+        parse_sanitizer_output(ran->stdout_text + ran->stderr_text, options.sanitizer_tool);
     if (!report.ok())
       return finish(PtxbStatus::kInfraError, "sanitizer_output", report.error().message);
     result.sanitizer = report->to_json();
@@ -263,7 +266,8 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
   w.seed = options.seed;
   w.trials = options.trials > 0 ? options.trials : (is_backward_task(task) ? 1 : 3);
   const int num_sets = std::max(w.trials, 2);
-  for (int s = 0; s < num_sets; ++s) w.set_seeds.push_back(derive_set_seed(options.seed, task.name, s));
+  for (int s = 0; s < num_sets; ++s)
+    w.set_seeds.push_back(derive_set_seed(options.seed, task.name, s));
   w.physical_floor_ms = facts->physical_floor_ms(task.flops, task.min_bytes);
   const TimingPolicy& policy = options.timing;
   auto conclude = [&](PtxbStatus status, std::string reason, std::string message) {
@@ -298,8 +302,9 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
                              prefix.error().message};
       return side;
     }
-    auto spawned = launcher_.spawn(library_in_slot ? RunnerRole::kReference : RunnerRole::kCandidate,
-                                   reference_selector(task), signature, *prefix);
+    auto spawned =
+        launcher_.spawn(library_in_slot ? RunnerRole::kReference : RunnerRole::kCandidate,
+                        reference_selector(task), signature, *prefix);
     if (!spawned.ok()) {
       side.failure = Finding{PtxbStatus::kInfraError, "runner_spawn", spawned.error().message};
       return side;
@@ -314,14 +319,17 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
         if (role == RunnerRole::kReference) f.status = PtxbStatus::kInfraError;
         side.failure = f;
       } else {
-        side.failure = Finding{role == RunnerRole::kCandidate && step == "load"
-                                   ? PtxbStatus::kRuntimeError
-                                   : PtxbStatus::kInfraError,
-                               step + "_failed", e.message};
+        side.failure =
+            Finding{role == RunnerRole::kCandidate && step == "load" ? PtxbStatus::kRuntimeError
+                                                                     : PtxbStatus::kInfraError,
+                    step + "_failed", e.message};
       }
     };
     auto hello = side.session->hello(limit);
-    if (!hello.ok()) { fail(hello.error(), "hello"); return side; }
+    if (!hello.ok()) {
+      fail(hello.error(), "hello");
+      return side;
+    }
     side.answered_hello = true;
     result.environment["runner"] = Json{{"device_name", hello->device_name},
                                         {"cuda_runtime_version", hello->cuda_runtime_version},
@@ -339,9 +347,15 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
         if (it != compile.artifact.sha256.end()) load.expected_module_sha256.push_back(it->second);
       }
     auto loaded = side.session->load(load, limit);
-    if (!loaded.ok()) { fail(loaded.error(), "load"); return side; }
+    if (!loaded.ok()) {
+      fail(loaded.error(), "load");
+      return side;
+    }
     auto bound = side.session->bind(*bind, limit);
-    if (!bound.ok()) { fail(bound.error(), "bind"); return side; }
+    if (!bound.ok()) {
+      fail(bound.error(), "bind");
+      return side;
+    }
     return side;
   };
 
@@ -378,7 +392,8 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
       const bool refresh = is_candidate && !warmup && point != refresh_at.end();
       const int refresh_trial = 10 + static_cast<int>(out.refreshes.size());
       if (refresh) {
-        const std::uint64_t fresh = derive_set_seed(options.seed ^ 0x5eed, task.name, 1000 + sample);
+        const std::uint64_t fresh =
+            derive_set_seed(options.seed ^ 0x5eed, task.name, 1000 + sample);
         Status rewritten = point->kind == RefreshKind::kFull ? device_.regenerate(set, fresh)
                                                              : device_.perturb(set, fresh);
         if (!rewritten.ok()) {
@@ -424,11 +439,12 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
                                      {"device_ms", reply->device_ns * 1e-6}});
         if (auto f = first_failure(*checks)) {
           f->reason = std::string(reason::kStaleOutput);
-          f->detail = fmt::format("after the inputs were rewritten in place ({}) between timed "
-                                  "calls, the outputs were wrong (results cached across calls?): ",
-                                  point->kind == RefreshKind::kFull ? "all values"
-                                                                    : "one block per input") +
-                      f->detail;
+          f->detail =
+              fmt::format(
+                  "after the inputs were rewritten in place ({}) between timed "
+                  "calls, the outputs were wrong (results cached across calls?): ",
+                  point->kind == RefreshKind::kFull ? "all values" : "one block per input") +
+              f->detail;
           if (f->status == PtxbStatus::kIncorrectNumerical) f->status = PtxbStatus::kRewardHack;
           out.failure = f;
           return out;
@@ -438,11 +454,11 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
       // The device time can never exceed the supervisor's own round trip around the call.
       if (static_cast<double>(reply->device_ns) >
           static_cast<double>(bracket.round_trip_ns) + policy.bracket_tolerance_ns) {
-        out.failure = Finding{PtxbStatus::kRewardHack,
-                              std::string(reason::kDeviceTimeExceedsBracket),
-                              fmt::format("reported device time {} ns exceeds the supervisor's "
-                                          "round trip {} ns",
-                                          reply->device_ns, bracket.round_trip_ns)};
+        out.failure =
+            Finding{PtxbStatus::kRewardHack, std::string(reason::kDeviceTimeExceedsBracket),
+                    fmt::format("reported device time {} ns exceeds the supervisor's "
+                                "round trip {} ns",
+                                reply->device_ns, bracket.round_trip_ns)};
         return out;
       }
       device_ns.push_back(static_cast<double>(reply->device_ns));
@@ -546,7 +562,8 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     if (auto s = device_.poison(set, trial); !s.ok())
       return conclude(PtxbStatus::kInfraError, "poison", s.error().message);
     auto before = device_.input_hash(set);
-    if (!before.ok()) return conclude(PtxbStatus::kInfraError, "input_hash", before.error().message);
+    if (!before.ok())
+      return conclude(PtxbStatus::kInfraError, "input_hash", before.error().message);
     auto reply = candidate.session->call(CallRequest{static_cast<std::uint64_t>(set), true, false},
                                          call_limit, nullptr);
     if (!reply.ok()) return fail_candidate(call_failure(candidate, reply.error(), call_limit));
@@ -577,11 +594,11 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
       w.unwritten = *unwritten;
       for (const auto& [name, count] : *unwritten)
         if (count > 0)
-          return fail_candidate(Finding{
-              PtxbStatus::kRewardHack, std::string(reason::kUnwrittenOutput),
-              fmt::format("output {}: {} elements were never written (they kept the poison "
-                          "pattern in two consecutive calls with different patterns)",
-                          name, count)});
+          return fail_candidate(
+              Finding{PtxbStatus::kRewardHack, std::string(reason::kUnwrittenOutput),
+                      fmt::format("output {}: {} elements were never written (they kept the poison "
+                                  "pattern in two consecutive calls with different patterns)",
+                                  name, count)});
       if (pending_failure) return fail_candidate(*pending_failure);
     }
     if (auto f = first_failure(*checks)) {
@@ -660,8 +677,9 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
             f->status = PtxbStatus::kRewardHack;
             f->reason = std::string(reason::kStaleOutput);
           }
-          f->detail = fmt::format("re-validation of a {:.2f}x speedup, fresh trial {}: ",
-                                  speedup, t + 1) + f->detail;
+          f->detail =
+              fmt::format("re-validation of a {:.2f}x speedup, fresh trial {}: ", speedup, t + 1) +
+              f->detail;
           w.integrity["revalidation"] = revalidation;
           return fail_candidate(*f);
         }
@@ -701,9 +719,10 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
     std::vector<std::string> why;
     if (facts->compute_processes > 1) {
       noisy = true;
-      why.push_back(fmt::format("{} compute processes on the GPU before the evaluation (only the "
-                                "supervisor expected)",
-                                facts->compute_processes));
+      why.push_back(
+          fmt::format("{} compute processes on the GPU before the evaluation (only the "
+                      "supervisor expected)",
+                      facts->compute_processes));
     }
     if (after.ok()) {
       state["after_timing"] = after->to_json();
@@ -741,11 +760,11 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
   if (w.reference_timing && w.candidate_timing->median_ms > 0)
     w.speedup = w.reference_timing->median_ms / w.candidate_timing->median_ms;
   const std::string passed_message =
-      w.speedup ? fmt::format("correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x",
-                              w.candidate_timing->median_ms, w.reference_timing->median_ms,
-                              *w.speedup)
-                : fmt::format("correct; {:.4f} ms (no library reference for this task)",
-                              w.candidate_timing->median_ms);
+      w.speedup
+          ? fmt::format("correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x",
+                        w.candidate_timing->median_ms, w.reference_timing->median_ms, *w.speedup)
+          : fmt::format("correct; {:.4f} ms (no library reference for this task)",
+                        w.candidate_timing->median_ms);
   w.status = PtxbStatus::kPassed;
   w.message = passed_message;
   result.workloads.push_back(w);
@@ -786,8 +805,8 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task, const Comp
       check.reason = "ncu failed to start: " + ran.error().message;
     } else if (ran->timed_out || ran->exit_code != 0) {
       check.verdict = kInstUnknown;
-      check.reason = fmt::format("ncu {}: {}", ran->describe(),
-                                 trim(ran->stderr_text).substr(0, 500));
+      check.reason =
+          fmt::format("ncu {}: {}", ran->describe(), trim(ran->stderr_text).substr(0, 500));
     } else {
       auto kernels = parse_ncu_source_csv(ran->stdout_text, "ncu source page");
       if (!kernels.ok()) {

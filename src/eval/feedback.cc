@@ -65,9 +65,10 @@ void append_compile(std::string& out, const Json& compile, std::size_t log_cap) 
   }
   const Json ptxas = compile.value("ptxas", Json::object());
   for (const auto& k : ptxas.value("kernels", Json::array()))
-    out += fmt::format("ptxas: {}: {} registers, {} B shared, {} B spill stores, {} B spill loads\n",
-                       k.value("name", "?"), k.value("registers", 0), k.value("shared_bytes", 0),
-                       k.value("spill_store_bytes", 0), k.value("spill_load_bytes", 0));
+    out +=
+        fmt::format("ptxas: {}: {} registers, {} B shared, {} B spill stores, {} B spill loads\n",
+                    k.value("name", "?"), k.value("registers", 0), k.value("shared_bytes", 0),
+                    k.value("spill_store_bytes", 0), k.value("spill_load_bytes", 0));
 }
 
 }  // namespace

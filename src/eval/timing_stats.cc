@@ -43,10 +43,18 @@ TimingPolicy TimingPolicy::from_json(const Json& json) {
 }
 
 Json TimingStats::to_json() const {
-  Json j{{"samples", samples},     {"median_ms", median_ms}, {"mean_ms", mean_ms},
-         {"min_ms", min_ms},       {"max_ms", max_ms},       {"p25_ms", p25_ms},
-         {"p75_ms", p75_ms},       {"iqr_ms", iqr_ms},       {"stdev_ms", stdev_ms},
-         {"rse", rse},             {"converged", converged}, {"reduced_samples", reduced_samples},
+  Json j{{"samples", samples},
+         {"median_ms", median_ms},
+         {"mean_ms", mean_ms},
+         {"min_ms", min_ms},
+         {"max_ms", max_ms},
+         {"p25_ms", p25_ms},
+         {"p75_ms", p75_ms},
+         {"iqr_ms", iqr_ms},
+         {"stdev_ms", stdev_ms},
+         {"rse", rse},
+         {"converged", converged},
+         {"reduced_samples", reduced_samples},
          {"host_overhead_ms", host_overhead_ms}};
   j["sm_clock_mhz_min"] = sm_clock_mhz_min ? Json(*sm_clock_mhz_min) : Json(nullptr);
   j["sm_clock_mhz_max"] = sm_clock_mhz_max ? Json(*sm_clock_mhz_max) : Json(nullptr);

@@ -53,11 +53,11 @@ struct TimingStats {
   int samples = 0;
   double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0;
   double p25_ms = 0, p75_ms = 0, iqr_ms = 0, stdev_ms = 0;
-  double rse = 0;                   // standard error of the mean / mean
-  bool converged = false;           // rse <= target with at least min_samples
-  bool reduced_samples = false;     // fewer than min_samples (slow kernel, budget spent)
+  double rse = 0;                // standard error of the mean / mean
+  bool converged = false;        // rse <= target with at least min_samples
+  bool reduced_samples = false;  // fewer than min_samples (slow kernel, budget spent)
   std::optional<std::uint32_t> sm_clock_mhz_min, sm_clock_mhz_max;
-  double host_overhead_ms = 0;      // median of (supervisor round trip − device time)
+  double host_overhead_ms = 0;  // median of (supervisor round trip − device time)
 
   Json to_json() const;
   static TimingStats from_json(const Json& json);

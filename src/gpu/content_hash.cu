@@ -31,8 +31,7 @@ __device__ inline std::uint64_t load_word(const unsigned char* data, std::size_t
 }
 
 template <bool kAligned>
-__global__ void hash_kernel(const unsigned char* data, std::size_t bytes,
-                            unsigned long long* sum) {
+__global__ void hash_kernel(const unsigned char* data, std::size_t bytes, unsigned long long* sum) {
   __shared__ unsigned long long scratch[32];
   unsigned long long local = 0;
   std::size_t words = (bytes + 7) / 8;

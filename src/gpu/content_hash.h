@@ -22,7 +22,6 @@ namespace ptxb::gpu {
 // Hashes `bytes` bytes at `data` (device memory; any alignment the allocation gives, the
 // kernel reads whole words only when `data` is 8-byte aligned and falls back to bytes
 // otherwise). Waits for `stream` and returns the hash.
-Result<std::uint64_t> device_content_hash(const void* data, std::size_t bytes,
-                                          cudaStream_t stream);
+Result<std::uint64_t> device_content_hash(const void* data, std::size_t bytes, cudaStream_t stream);
 
 }  // namespace ptxb::gpu

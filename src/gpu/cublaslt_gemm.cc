@@ -15,7 +15,8 @@ namespace {
 
 // Reads one integer attribute of an algorithm's configuration (0 when unavailable).
 template <typename T>
-std::int64_t algo_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+std::int64_t algo_attribute(const cublasLtMatmulAlgo_t& algo,
+                            cublasLtMatmulAlgoConfigAttributes_t attr) {
   T value{};
   std::size_t written = 0;
   if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof(value), &written) !=
@@ -26,20 +27,18 @@ std::int64_t algo_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgo
 }
 
 Json algo_json(const cublasLtMatmulAlgo_t& algo) {
-  return Json{{"algo_id", algo_attribute<int>(algo, CUBLASLT_ALGO_CONFIG_ID)},
-              {"tile_id", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID)},
-              {"stages_id", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID)},
-              {"splitk_num", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)},
-              {"reduction_scheme",
-               algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)},
-              {"cta_swizzling",
-               algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)},
-              {"custom_option",
-               algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)},
-              {"inner_shape_id",
-               algo_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)},
-              {"cluster_shape_id",
-               algo_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)}};
+  return Json{
+      {"algo_id", algo_attribute<int>(algo, CUBLASLT_ALGO_CONFIG_ID)},
+      {"tile_id", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID)},
+      {"stages_id", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID)},
+      {"splitk_num", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)},
+      {"reduction_scheme",
+       algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)},
+      {"cta_swizzling", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)},
+      {"custom_option", algo_attribute<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)},
+      {"inner_shape_id", algo_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)},
+      {"cluster_shape_id",
+       algo_attribute<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)}};
 }
 
 std::string loaded_library_path(const void* symbol) {
@@ -102,13 +101,12 @@ Status CublasLtGemm::create_descriptors(const GemmShape& s, Plan& plan) {
   int returned = 0;
   cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace, sizeof(max_workspace));
-  cublasStatus_t query = set != CUBLAS_STATUS_SUCCESS
-                             ? set
-                             : cublasLtMatmulAlgoGetHeuristic(handle_, plan.op, plan.a_layout,
-                                                              plan.b_layout, plan.c_layout,
-                                                              plan.c_layout, preference,
-                                                              kHeuristicCandidates, results,
-                                                              &returned);
+  cublasStatus_t query =
+      set != CUBLAS_STATUS_SUCCESS
+          ? set
+          : cublasLtMatmulAlgoGetHeuristic(handle_, plan.op, plan.a_layout, plan.b_layout,
+                                           plan.c_layout, plan.c_layout, preference,
+                                           kHeuristicCandidates, results, &returned);
   cublasLtMatmulPreferenceDestroy(preference);
   PTXB_CUBLAS_CHECK(query);
   for (int i = 0; i < returned; ++i) {
@@ -185,11 +183,11 @@ Status CublasLtGemm::autotune(const GemmShape& s, Plan& plan, cudaStream_t strea
   if (plan.candidates.front().heuristic_index != 0 || plan.candidates.front().median_ms < 0) {
     // Heuristic #0 is cuBLAS's default; without it the "never slower than the default" promise
     // cannot be checked, so refuse rather than silently use a fallback.
-    return make_error("cublas", "cuBLASLt GEMM {}: the default algorithm (heuristic #0) did not run{}",
-                      to_string(s),
-                      plan.candidates.front().failure.empty()
-                          ? std::string()
-                          : ": " + plan.candidates.front().failure);
+    return make_error(
+        "cublas", "cuBLASLt GEMM {}: the default algorithm (heuristic #0) did not run{}",
+        to_string(s),
+        plan.candidates.front().failure.empty() ? std::string()
+                                                : ": " + plan.candidates.front().failure);
   }
   return ok_status();
 }
@@ -209,8 +207,8 @@ Status CublasLtGemm::run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bf
                          std::int64_t M, std::int64_t N, std::int64_t K, cudaStream_t stream) {
   auto it = plans_.find(GemmShape{M, N, K});
   if (it == plans_.end()) {
-    return make_error("not_prepared", "{}: shape {} was not prepared; call prepare() first",
-                      name(), to_string(GemmShape{M, N, K}));
+    return make_error("not_prepared", "{}: shape {} was not prepared; call prepare() first", name(),
+                      to_string(GemmShape{M, N, K}));
   }
   const Plan& plan = *it->second;
   return matmul(plan, plan.candidates[plan.chosen].algo, A, B, C, stream);
@@ -240,17 +238,18 @@ Json CublasLtGemm::describe() const {
                           {"algorithm", algorithm},
                           {"candidates", candidates}});
   }
-  return Json{{"backend", name()},
-              {"causal", false},
-              {"library", cublaslt_library_info()},
-              {"compute_type", "CUBLAS_COMPUTE_32F"},
-              {"layout", "TN: cuBLASLt A = B[N,K] (op T), B = A[M,K] (op N), D = C (N x M col-major)"},
-              {"workspace_bytes", kWorkspaceBytes},
-              {"selection",
-               fmt::format("top {} cublasLtMatmulAlgoGetHeuristic results, each {} warm-up + {} "
-                           "L2-flushed event-timed runs; lowest median wins",
-                           kHeuristicCandidates, kWarmupRuns, kTimedRuns)},
-              {"shapes", shapes}};
+  return Json{
+      {"backend", name()},
+      {"causal", false},
+      {"library", cublaslt_library_info()},
+      {"compute_type", "CUBLAS_COMPUTE_32F"},
+      {"layout", "TN: cuBLASLt A = B[N,K] (op T), B = A[M,K] (op N), D = C (N x M col-major)"},
+      {"workspace_bytes", kWorkspaceBytes},
+      {"selection",
+       fmt::format("top {} cublasLtMatmulAlgoGetHeuristic results, each {} warm-up + {} "
+                   "L2-flushed event-timed runs; lowest median wins",
+                   kHeuristicCandidates, kWarmupRuns, kTimedRuns)},
+      {"shapes", shapes}};
 }
 
 }  // namespace ptxb::gpu

@@ -85,26 +85,25 @@ std::string cudnn_failure_detail(T& result) {
 }  // namespace detail
 }  // namespace ptxb::gpu
 
-#define PTXB_GPU_CHECK_IMPL(type, expr, failed, code, detail_fn)                            \
-  do {                                                                                      \
-    type ptxb_gpu_result_ = (expr);                                                         \
-    if (failed) {                                                                           \
-      return ::ptxb::gpu::make_call_error(code, __FILE__, __LINE__, #expr,                  \
-                                          ::ptxb::gpu::detail_fn(ptxb_gpu_result_));        \
-    }                                                                                       \
+#define PTXB_GPU_CHECK_IMPL(type, expr, failed, code, detail_fn)                     \
+  do {                                                                               \
+    type ptxb_gpu_result_ = (expr);                                                  \
+    if (failed) {                                                                    \
+      return ::ptxb::gpu::make_call_error(code, __FILE__, __LINE__, #expr,           \
+                                          ::ptxb::gpu::detail_fn(ptxb_gpu_result_)); \
+    }                                                                                \
   } while (0)
 
-#define PTXB_CUDA_CHECK(expr)                                                         \
-  PTXB_GPU_CHECK_IMPL(cudaError_t, expr, ptxb_gpu_result_ != cudaSuccess, "cuda",    \
-                      cuda_error_detail)
-#define PTXB_CUBLAS_CHECK(expr)                                                                 \
+#define PTXB_CUDA_CHECK(expr) \
+  PTXB_GPU_CHECK_IMPL(cudaError_t, expr, ptxb_gpu_result_ != cudaSuccess, "cuda", cuda_error_detail)
+#define PTXB_CUBLAS_CHECK(expr)                                                                  \
   PTXB_GPU_CHECK_IMPL(cublasStatus_t, expr, ptxb_gpu_result_ != CUBLAS_STATUS_SUCCESS, "cublas", \
                       cublas_error_detail)
-#define PTXB_CUDNN_CHECK(expr)                                                               \
+#define PTXB_CUDNN_CHECK(expr)                                                                  \
   PTXB_GPU_CHECK_IMPL(auto, expr, ::ptxb::gpu::detail::cudnn_failed(ptxb_gpu_result_), "cudnn", \
                       detail::cudnn_failure_detail)
-#define PTXB_CUPTI_CHECK(expr)                                                                \
-  PTXB_GPU_CHECK_IMPL(CUptiResult, expr, ptxb_gpu_result_ != CUPTI_SUCCESS, "cupti",          \
+#define PTXB_CUPTI_CHECK(expr)                                                       \
+  PTXB_GPU_CHECK_IMPL(CUptiResult, expr, ptxb_gpu_result_ != CUPTI_SUCCESS, "cupti", \
                       cupti_error_detail)
 #define PTXB_CU_CHECK(expr) \
   PTXB_GPU_CHECK_IMPL(CUresult, expr, ptxb_gpu_result_ != CUDA_SUCCESS, "cu", driver_error_detail)

@@ -27,8 +27,8 @@ Json cudnn_library_info() {
               {"version_string", version_text(v.loaded)},
               {"header_version", v.headers},
               {"path", v.loaded_path},
-              {"frontend_version", fmt::format("{}.{}.{}", v.frontend_major, v.frontend_minor,
-                                               v.frontend_patch)}};
+              {"frontend_version",
+               fmt::format("{}.{}.{}", v.frontend_major, v.frontend_minor, v.frontend_patch)}};
 }
 
 CudnnSdpaPlans::~CudnnSdpaPlans() {
@@ -48,8 +48,8 @@ Status CudnnSdpaPlans::prepare(const AttentionShape& shape, cudaStream_t stream)
   PTXB_CUDNN_CHECK(cudnnSetStream(handle_, stream));
   PTXB_ASSIGN_OR_RETURN(
       std::unique_ptr<SdpaGraph> graph,
-      SdpaGraph::build(handle_, direction_, shape.batch, shape.heads, shape.seq_len,
-                       shape.head_dim, causal_, softmax_scale(shape.head_dim)));
+      SdpaGraph::build(handle_, direction_, shape.batch, shape.heads, shape.seq_len, shape.head_dim,
+                       causal_, softmax_scale(shape.head_dim)));
   Entry entry;
   PTXB_ASSIGN_OR_RETURN(entry.workspace,
                         DeviceBuffer::create(static_cast<std::size_t>(graph->workspace_bytes())));
@@ -82,27 +82,26 @@ Json CudnnSdpaPlans::describe(const std::string& backend) const {
                           {"heuristic_plans", entry.graph->candidate_plan_count()},
                           {"workspace_bytes", entry.graph->workspace_bytes()}});
   }
-  return Json{{"backend", backend},
-              {"causal", causal_},
-              {"library", cudnn_library_info()},
-              {"graph",
-               direction_ == SdpaDirection::kForward
-                   ? "sdpa forward, generate_stats (natural-log LSE), bf16 io, fp32 compute"
-                   : "sdpa_backward, bf16 io, fp32 compute"},
-              {"mask", causal_ ? "diagonal band, TOP_LEFT alignment, right bound 0" : "none"},
-              {"attn_scale", "1/sqrt(D)"},
-              {"engine_selection", "HeurMode_t::A, BuildPlanPolicy_t::HEURISTICS_CHOICE"},
-              {"shapes", shapes}};
+  return Json{
+      {"backend", backend},
+      {"causal", causal_},
+      {"library", cudnn_library_info()},
+      {"graph", direction_ == SdpaDirection::kForward
+                    ? "sdpa forward, generate_stats (natural-log LSE), bf16 io, fp32 compute"
+                    : "sdpa_backward, bf16 io, fp32 compute"},
+      {"mask", causal_ ? "diagonal band, TOP_LEFT alignment, right bound 0" : "none"},
+      {"attn_scale", "1/sqrt(D)"},
+      {"engine_selection", "HeurMode_t::A, BuildPlanPolicy_t::HEURISTICS_CHOICE"},
+      {"shapes", shapes}};
 }
 
 Status CudnnSdpaForward::prepare_shape(const AttentionShape& shape, cudaStream_t stream) {
   return plans_.prepare(shape, stream);
 }
 
-Status CudnnSdpaForward::run(const __nv_bfloat16* Q, const __nv_bfloat16* K,
-                             const __nv_bfloat16* V, __nv_bfloat16* O, float* LSE,
-                             std::int64_t B, std::int64_t H, std::int64_t D, std::int64_t S,
-                             cudaStream_t stream) {
+Status CudnnSdpaForward::run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
+                             __nv_bfloat16* O, float* LSE, std::int64_t B, std::int64_t H,
+                             std::int64_t D, std::int64_t S, cudaStream_t stream) {
   SdpaTensors tensors;
   tensors.q = Q;
   tensors.k = K;
@@ -112,7 +111,9 @@ Status CudnnSdpaForward::run(const __nv_bfloat16* Q, const __nv_bfloat16* K,
   return plans_.execute(AttentionShape{B, H, S, D}, tensors, stream, name());
 }
 
-Json CudnnSdpaForward::describe() const { return plans_.describe(name()); }
+Json CudnnSdpaForward::describe() const {
+  return plans_.describe(name());
+}
 
 Status CudnnSdpaBackward::prepare_shape(const AttentionShape& shape, cudaStream_t stream) {
   return plans_.prepare(shape, stream);
@@ -121,9 +122,8 @@ Status CudnnSdpaBackward::prepare_shape(const AttentionShape& shape, cudaStream_
 Status CudnnSdpaBackward::run(const __nv_bfloat16* Q, const __nv_bfloat16* K,
                               const __nv_bfloat16* V, const __nv_bfloat16* O,
                               const __nv_bfloat16* dO, const float* LSE, __nv_bfloat16* dQ,
-                              __nv_bfloat16* dK, __nv_bfloat16* dV, std::int64_t B,
-                              std::int64_t H, std::int64_t D, std::int64_t S,
-                              cudaStream_t stream) {
+                              __nv_bfloat16* dK, __nv_bfloat16* dV, std::int64_t B, std::int64_t H,
+                              std::int64_t D, std::int64_t S, cudaStream_t stream) {
   SdpaTensors tensors;
   tensors.q = Q;
   tensors.k = K;
@@ -137,6 +137,8 @@ Status CudnnSdpaBackward::run(const __nv_bfloat16* Q, const __nv_bfloat16* K,
   return plans_.execute(AttentionShape{B, H, S, D}, tensors, stream, name());
 }
 
-Json CudnnSdpaBackward::describe() const { return plans_.describe(name()); }
+Json CudnnSdpaBackward::describe() const {
+  return plans_.describe(name());
+}
 
 }  // namespace ptxb::gpu

@@ -47,14 +47,19 @@ struct SdpaGraph::Impl {
 SdpaGraph::SdpaGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SdpaGraph::~SdpaGraph() = default;
 
-std::int64_t SdpaGraph::workspace_bytes() const { return impl_->workspace_bytes; }
-const std::string& SdpaGraph::plan_name() const { return impl_->plan_name; }
-std::int64_t SdpaGraph::candidate_plan_count() const { return impl_->candidate_plans; }
+std::int64_t SdpaGraph::workspace_bytes() const {
+  return impl_->workspace_bytes;
+}
+const std::string& SdpaGraph::plan_name() const {
+  return impl_->plan_name;
+}
+std::int64_t SdpaGraph::candidate_plan_count() const {
+  return impl_->candidate_plans;
+}
 
 Result<std::unique_ptr<SdpaGraph>> SdpaGraph::build(cudnnHandle_t handle, SdpaDirection direction,
-                                                    std::int64_t b, std::int64_t h,
-                                                    std::int64_t s, std::int64_t d, bool causal,
-                                                    float scale) {
+                                                    std::int64_t b, std::int64_t h, std::int64_t s,
+                                                    std::int64_t d, bool causal, float scale) {
   auto graph = std::make_shared<fe::graph::Graph>();
   graph->set_io_data_type(fe::DataType_t::BFLOAT16)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -108,8 +113,8 @@ Result<std::unique_ptr<SdpaGraph>> SdpaGraph::build(cudnnHandle_t handle, SdpaDi
           .set_diagonal_band_right_bound(0);
     }
     auto [d_q, d_k, d_v] = graph->sdpa_backward(q, k, v, o, d_o, stats, options);
-    for (auto& [tensor, uid] : {std::pair{d_q, kUidDQ}, std::pair{d_k, kUidDK},
-                                std::pair{d_v, kUidDV}}) {
+    for (auto& [tensor, uid] :
+         {std::pair{d_q, kUidDQ}, std::pair{d_k, kUidDK}, std::pair{d_v, kUidDV}}) {
       tensor->set_output(true).set_uid(uid).set_dim(dims).set_stride(strides).set_data_type(
           fe::DataType_t::BFLOAT16);
     }
@@ -135,12 +140,12 @@ Status SdpaGraph::execute(cudnnHandle_t handle, const SdpaTensors& t, void* work
   auto in = [](const void* p) { return const_cast<void*>(p); };
   std::unordered_map<std::int64_t, void*> pack;
   if (impl_->direction == SdpaDirection::kForward) {
-    pack = {{kUidQ, in(t.q)}, {kUidK, in(t.k)}, {kUidV, in(t.v)}, {kUidO, t.o},
-            {kUidStats, t.stats}};
+    pack = {
+        {kUidQ, in(t.q)}, {kUidK, in(t.k)}, {kUidV, in(t.v)}, {kUidO, t.o}, {kUidStats, t.stats}};
   } else {
-    pack = {{kUidQ, in(t.q)},        {kUidK, in(t.k)}, {kUidV, in(t.v)},
-            {kUidO, t.o},            {kUidDO, in(t.d_o)}, {kUidStats, t.stats},
-            {kUidDQ, t.d_q},         {kUidDK, t.d_k},  {kUidDV, t.d_v}};
+    pack = {{kUidQ, in(t.q)}, {kUidK, in(t.k)},    {kUidV, in(t.v)},
+            {kUidO, t.o},     {kUidDO, in(t.d_o)}, {kUidStats, t.stats},
+            {kUidDQ, t.d_q},  {kUidDK, t.d_k},     {kUidDV, t.d_v}};
   }
   PTXB_CUDNN_CHECK(impl_->graph->execute(handle, pack, workspace));
   return ok_status();

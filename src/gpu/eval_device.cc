@@ -210,8 +210,8 @@ Status GpuEvalDevice::perturb(int index, std::uint64_t seed) {
     if (t.is_output || t.derived || t.elements == 0) continue;
     const std::int64_t block = std::max<std::int64_t>(1, t.elements / kBlockFraction);
     const std::uint64_t mixed = (seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) * 0xff51afd7ed558ccdull;
-    const std::int64_t offset =
-        static_cast<std::int64_t>((mixed >> 11) % static_cast<std::uint64_t>(t.elements - block + 1));
+    const std::int64_t offset = static_cast<std::int64_t>(
+        (mixed >> 11) % static_cast<std::uint64_t>(t.elements - block + 1));
     auto* base = static_cast<char*>(t.buffer.data()) + offset * dtype_size_bytes(t.dtype);
     PTXB_RETURN_IF_ERROR(fill_normal(base, t.dtype, block, seed, i, stream_));
   }

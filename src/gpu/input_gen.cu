@@ -46,8 +46,8 @@ template <typename T>
 __global__ void fill_normal_kernel(T* data, std::int64_t count, std::uint64_t key, float mean,
                                    float stddev) {
   std::int64_t pairs = (count + 1) / 2;
-  for (std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       p < pairs; p += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t p = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; p < pairs;
+       p += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     float2 z = normal_pair(splitmix64(key ^ splitmix64(static_cast<std::uint64_t>(p))));
     std::int64_t i = 2 * p;
     data[i] = from_float<T>(mean + stddev * z.x);
@@ -57,8 +57,8 @@ __global__ void fill_normal_kernel(T* data, std::int64_t count, std::uint64_t ke
 
 template <typename T>
 __global__ void fill_pattern_kernel(T* data, std::int64_t count, T pattern) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       i < count; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     data[i] = pattern;
   }
 }
@@ -84,8 +84,7 @@ Status fill_normal(void* data, DType dtype, std::int64_t count, std::uint64_t se
                                                                      count, key, mean, stddev);
       break;
     default:
-      return make_error("invalid_argument", "fill_normal: unsupported dtype {}",
-                        dtype_name(dtype));
+      return make_error("invalid_argument", "fill_normal: unsupported dtype {}", dtype_name(dtype));
   }
   PTXB_CUDA_CHECK_LAUNCH();
   return ok_status();

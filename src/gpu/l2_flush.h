@@ -6,8 +6,8 @@
 // held in both partitions, and the replacement policy is not documented to be LRU; writing
 // exactly l2CacheSize bytes therefore does not provably evict every old line. Writing twice
 // the capacity leaves the cache holding only flush-buffer lines in practice, for about 30 µs
-// of HBM write time per sample (outside the timed window). A *kernel* writes it (not cudaMemset) so the
-// flush is an ordinary kernel on the caller's stream, ordered before the sample's window and
+// of HBM write time per sample (outside the timed window). A *kernel* writes it (not cudaMemset) so
+// the flush is an ordinary kernel on the caller's stream, ordered before the sample's window and
 // visible as such in a CUPTI trace; each flush writes a new value so no level of the memory
 // system can elide the stores as redundant.
 #pragma once

@@ -12,7 +12,9 @@ namespace {
 
 using Bf16 = __nv_bfloat16;
 
-__device__ inline float to_float(Bf16 v) { return __bfloat162float(v); }
+__device__ inline float to_float(Bf16 v) {
+  return __bfloat162float(v);
+}
 
 template <typename T>
 __device__ inline void store(T* out, std::int64_t i, float v);
@@ -65,7 +67,8 @@ __device__ inline float warp_dot(const float* a_shared, const Bf16* b, std::int6
 }
 __device__ inline float warp_dot(const Bf16* a, const Bf16* b, std::int64_t D) {
   float partial = 0.0f;
-  for (std::int64_t d = threadIdx.x % 32; d < D; d += 32) partial += to_float(a[d]) * to_float(b[d]);
+  for (std::int64_t d = threadIdx.x % 32; d < D; d += 32)
+    partial += to_float(a[d]) * to_float(b[d]);
   return warp_reduce(partial, SumOp{});
 }
 
@@ -118,9 +121,9 @@ __global__ void __launch_bounds__(kRowThreads)
 // dQ: block per query row. Shared: q[D], dO[D], dS[S].
 template <typename T>
 __global__ void __launch_bounds__(kRowThreads)
-    attention_dq_kernel(const Bf16* Q, const Bf16* K, const Bf16* V, const Bf16* O,
-                        const Bf16* dO, const float* LSE, T* dQ, std::int64_t S, std::int64_t D,
-                        float scale, bool causal) {
+    attention_dq_kernel(const Bf16* Q, const Bf16* K, const Bf16* V, const Bf16* O, const Bf16* dO,
+                        const float* LSE, T* dQ, std::int64_t S, std::int64_t D, float scale,
+                        bool causal) {
   extern __shared__ float smem[];
   __shared__ float scratch[32];
   float* q = smem;
@@ -208,7 +211,9 @@ float softmax_scale(std::int64_t D) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
 }
 
-bool is_output_dtype(DType dtype) { return dtype == DType::kFloat32 || dtype == DType::kBFloat16; }
+bool is_output_dtype(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kBFloat16;
+}
 
 // Opts `kernel` into `bytes` of dynamic shared memory when above the 48 KB default.
 template <typename Kernel>
@@ -298,9 +303,9 @@ Status plain_gemm(const Bf16* A, const Bf16* B, void* C, DType c_dtype, std::int
   return ok_status();
 }
 
-Status plain_attention_forward(const Bf16* Q, const Bf16* K, const Bf16* V, void* O,
-                               DType o_dtype, float* LSE, std::int64_t B, std::int64_t H,
-                               std::int64_t S, std::int64_t D, bool causal, cudaStream_t stream) {
+Status plain_attention_forward(const Bf16* Q, const Bf16* K, const Bf16* V, void* O, DType o_dtype,
+                               float* LSE, std::int64_t B, std::int64_t H, std::int64_t S,
+                               std::int64_t D, bool causal, cudaStream_t stream) {
   if (!is_output_dtype(o_dtype)) {
     return make_error("invalid_argument", "plain attention: unsupported output dtype {}",
                       dtype_name(o_dtype));
@@ -322,8 +327,7 @@ Status plain_attention_backward(const Bf16* Q, const Bf16* K, const Bf16* V, con
   }
   PTXB_RETURN_IF_ERROR(check_attention_args(B, H, S, D));
   if (grad_dtype == DType::kFloat32) {
-    return launch_backward<float>(Q, K, V, O, dO, LSE, dQ, dK, dV, B * H * S, S, D, causal,
-                                  stream);
+    return launch_backward<float>(Q, K, V, O, dO, LSE, dQ, dK, dV, B * H * S, S, D, causal, stream);
   }
   return launch_backward<Bf16>(Q, K, V, O, dO, LSE, dQ, dK, dV, B * H * S, S, D, causal, stream);
 }

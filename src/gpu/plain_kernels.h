@@ -46,7 +46,6 @@ Status plain_attention_backward(const __nv_bfloat16* Q, const __nv_bfloat16* K,
                                 const __nv_bfloat16* V, const __nv_bfloat16* O,
                                 const __nv_bfloat16* dO, const float* LSE, void* dQ, void* dK,
                                 void* dV, DType grad_dtype, std::int64_t B, std::int64_t H,
-                                std::int64_t S, std::int64_t D, bool causal,
-                                cudaStream_t stream);
+                                std::int64_t S, std::int64_t D, bool causal, cudaStream_t stream);
 
 }  // namespace ptxb::gpu

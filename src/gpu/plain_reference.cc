@@ -7,8 +7,8 @@ namespace ptxb::gpu {
 namespace {
 
 Status not_prepared(const std::string& backend, const std::string& shape) {
-  return make_error("not_prepared", "{}: shape {} was not prepared; call prepare() first",
-                    backend, shape);
+  return make_error("not_prepared", "{}: shape {} was not prepared; call prepare() first", backend,
+                    shape);
 }
 
 template <typename Shape>

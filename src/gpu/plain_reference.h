@@ -44,9 +44,9 @@ class PlainAttentionBackward final : public AttentionBackwardReference {
   bool causal() const override { return causal_; }
   Status prepare_shape(const AttentionShape& shape, cudaStream_t stream) override;
   Status run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
-             const __nv_bfloat16* O, const __nv_bfloat16* dO, const float* LSE,
-             __nv_bfloat16* dQ, __nv_bfloat16* dK, __nv_bfloat16* dV, std::int64_t B,
-             std::int64_t H, std::int64_t D, std::int64_t S, cudaStream_t stream) override;
+             const __nv_bfloat16* O, const __nv_bfloat16* dO, const float* LSE, __nv_bfloat16* dQ,
+             __nv_bfloat16* dK, __nv_bfloat16* dV, std::int64_t B, std::int64_t H, std::int64_t D,
+             std::int64_t S, cudaStream_t stream) override;
   Json describe() const override;
 
  private:

@@ -81,16 +81,14 @@ Status GemmReference::prepare(std::span<const std::int64_t> axes, cudaStream_t s
 }
 
 Status GemmReference::invoke(void* const* params) {
-  return run(param<const Bf16*>(params, 0), param<const Bf16*>(params, 1),
-             param<Bf16*>(params, 2), param<std::int64_t>(params, 3),
-             param<std::int64_t>(params, 4), param<std::int64_t>(params, 5),
-             param<cudaStream_t>(params, 6));
+  return run(param<const Bf16*>(params, 0), param<const Bf16*>(params, 1), param<Bf16*>(params, 2),
+             param<std::int64_t>(params, 3), param<std::int64_t>(params, 4),
+             param<std::int64_t>(params, 5), param<cudaStream_t>(params, 6));
 }
 
 // ---- attention forward: (Q, K, V, O, LSE, B, H, D, S, stream) ----
 
-Status AttentionForwardReference::prepare(std::span<const std::int64_t> axes,
-                                          cudaStream_t stream) {
+Status AttentionForwardReference::prepare(std::span<const std::int64_t> axes, cudaStream_t stream) {
   PTXB_RETURN_IF_ERROR(check_axes(axes, 4, name()));
   // Signature order is B, H, D, S (DESIGN §4); AttentionShape is B, H, S, D.
   return prepare_shape(AttentionShape{axes[0], axes[1], axes[3], axes[2]}, stream);
@@ -115,11 +113,10 @@ Status AttentionBackwardReference::prepare(std::span<const std::int64_t> axes,
 Status AttentionBackwardReference::invoke(void* const* params) {
   return run(param<const Bf16*>(params, 0), param<const Bf16*>(params, 1),
              param<const Bf16*>(params, 2), param<const Bf16*>(params, 3),
-             param<const Bf16*>(params, 4), param<const float*>(params, 5),
-             param<Bf16*>(params, 6), param<Bf16*>(params, 7), param<Bf16*>(params, 8),
-             param<std::int64_t>(params, 9), param<std::int64_t>(params, 10),
-             param<std::int64_t>(params, 11), param<std::int64_t>(params, 12),
-             param<cudaStream_t>(params, 13));
+             param<const Bf16*>(params, 4), param<const float*>(params, 5), param<Bf16*>(params, 6),
+             param<Bf16*>(params, 7), param<Bf16*>(params, 8), param<std::int64_t>(params, 9),
+             param<std::int64_t>(params, 10), param<std::int64_t>(params, 11),
+             param<std::int64_t>(params, 12), param<cudaStream_t>(params, 13));
 }
 
 // ---- factory ----

@@ -16,7 +16,8 @@ std::string api_message(const std::string& body, std::string& code) {
         const Json& error = json["error"];
         if (error.is_string()) return error.get<std::string>();
         if (error.is_object()) {
-          if (error.contains("code") && error["code"].is_string()) code = error["code"].get<std::string>();
+          if (error.contains("code") && error["code"].is_string())
+            code = error["code"].get<std::string>();
           if (error.contains("type") && error["type"].is_string() && code.empty())
             code = error["type"].get<std::string>();
           if (error.contains("message") && error["message"].is_string())

@@ -38,11 +38,14 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   }
   const std::size_t colon = line.find(':');
   if (colon != std::string::npos)
-    transfer->response.headers[to_lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+    transfer->response.headers[to_lower(trim(line.substr(0, colon)))] =
+        trim(line.substr(colon + 1));
   return bytes;
 }
 
-long to_ms(double seconds) { return static_cast<long>(std::ceil(seconds * 1000.0)); }
+long to_ms(double seconds) {
+  return static_cast<long>(std::ceil(seconds * 1000.0));
+}
 
 }  // namespace
 

@@ -55,7 +55,8 @@ Result<ModelReply> HttpModelClient::complete(const std::vector<ChatMessage>& mes
       if (reply.ok()) {
         reply->attempts = attempt;
         reply->retries = retries;
-        reply->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        reply->wall_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return reply;
       }
       failure = reply.error();
@@ -85,8 +86,8 @@ Result<ModelReply> HttpModelClient::complete(const std::vector<ChatMessage>& mes
 
 double backoff_seconds(const RetryPolicy& policy, int failures, double unit) {
   const double exponent = std::min(failures - 1, 30);
-  const double ceiling = std::min(policy.backoff_max_seconds,
-                                  policy.backoff_base_seconds * std::pow(2.0, exponent));
+  const double ceiling =
+      std::min(policy.backoff_max_seconds, policy.backoff_base_seconds * std::pow(2.0, exponent));
   return ceiling / 2 + unit * ceiling / 2;
 }
 

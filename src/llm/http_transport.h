@@ -27,7 +27,8 @@ struct HttpRequest {
 
 struct HttpResponse {
   long status = 0;
-  std::map<std::string, std::string> headers;  // names lower-cased; a repeated header keeps the last
+  std::map<std::string, std::string>
+      headers;  // names lower-cased; a repeated header keeps the last
   std::string body;
 
   // The header's value, or "" (name in any case).

@@ -43,8 +43,8 @@ struct ModelReply {
   ModelUsage usage;
   std::string finish_reason;  // as the API says it: "stop", "length", "end_turn", "max_tokens"
   std::string response_id;
-  std::string served_model;  // the model id the server reports
-  int attempts = 1;          // HTTP requests made for this reply, retries included
+  std::string served_model;          // the model id the server reports
+  int attempts = 1;                  // HTTP requests made for this reply, retries included
   std::vector<std::string> retries;  // one line per failed attempt (secrets redacted)
   double wall_s = 0;                 // first request to last byte, waits included
 

@@ -20,7 +20,8 @@ struct Provider {
 constexpr Provider kProviders[] = {
     {"openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY"},
     {"anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"},
-    {"gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"},
+    {"gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta/openai",
+     "GEMINI_API_KEY"},
     {"openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"},
     {"together", "openai", "https://api.together.xyz/v1", "TOGETHER_API_KEY"},
     {"vllm", "openai", "", ""},
@@ -44,7 +45,8 @@ void apply_api_defaults(ModelConfig& config, bool base_url_given) {
     // The provider's public endpoint needs the provider's key.
     if (config.api_key_env.empty()) config.api_key_env = p->key_env;
   }
-  if (config.api == "anthropic" && !config.max_tokens) config.max_tokens = kAnthropicDefaultMaxTokens;
+  if (config.api == "anthropic" && !config.max_tokens)
+    config.max_tokens = kAnthropicDefaultMaxTokens;
 }
 
 template <typename T>
@@ -54,7 +56,8 @@ Status read_number(const Json& json, const std::string& path, const char* key, T
   const Json& v = json[key];
   if (!v.is_number()) return make_error("config", "{}.{}: expected a number", path, key);
   if constexpr (std::is_integral_v<T>) {
-    if (!v.is_number_integer()) return make_error("config", "{}.{}: expected an integer", path, key);
+    if (!v.is_number_integer())
+      return make_error("config", "{}.{}: expected an integer", path, key);
   }
   const double value = v.get<double>();
   if (value < min || value > max)
@@ -119,9 +122,9 @@ Json ModelConfig::to_json() const {
 Result<ModelConfig> ModelConfig::from_json(const Json& json, const std::string& path) {
   if (!json.is_object()) return make_error("config", "{}: expected an object", path);
   static const std::vector<std::string> kKnown = {
-      "name",       "api",        "base_url",          "model",    "api_key_env",
-      "temperature", "top_p",     "max_tokens",        "extra_body", "timeout_s",
-      "connect_timeout_s", "retry", "replay_dir"};
+      "name",      "api",        "base_url",   "model",     "api_key_env",       "temperature",
+      "top_p",     "max_tokens", "extra_body", "timeout_s", "connect_timeout_s", "retry",
+      "replay_dir"};
   if (json.contains("api_key"))
     return make_error("config",
                       "{}.api_key: API keys are never written in a config; name the environment "
@@ -129,14 +132,17 @@ Result<ModelConfig> ModelConfig::from_json(const Json& json, const std::string& 
                       path);
   for (const auto& [key, value] : json.items())
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
-      return make_error("config", "{}.{}: unknown field (known: {})", path, key, join(kKnown, ", "));
+      return make_error("config", "{}.{}: unknown field (known: {})", path, key,
+                        join(kKnown, ", "));
 
   ModelConfig config;
   PTXB_RETURN_IF_ERROR(read_string(json, path, "api", config.api));
-  if (config.api.empty()) return make_error("config", "{}.api: missing (one of {})", path, join(model_api_names(), ", "));
+  if (config.api.empty())
+    return make_error("config", "{}.api: missing (one of {})", path, join(model_api_names(), ", "));
   const auto& apis = model_api_names();
   if (std::find(apis.begin(), apis.end(), config.api) == apis.end())
-    return make_error("config", "{}.api: \"{}\" is not one of {}", path, config.api, join(apis, ", "));
+    return make_error("config", "{}.api: \"{}\" is not one of {}", path, config.api,
+                      join(apis, ", "));
   PTXB_RETURN_IF_ERROR(read_string(json, path, "name", config.name));
   PTXB_RETURN_IF_ERROR(read_string(json, path, "model", config.model));
   if (config.is_replay()) {
@@ -145,23 +151,29 @@ Result<ModelConfig> ModelConfig::from_json(const Json& json, const std::string& 
     if (config.name.empty()) config.name = "replay";
     return config;
   }
-  if (config.model.empty()) return make_error("config", "{}.model: missing (the id the server knows the model by)", path);
+  if (config.model.empty())
+    return make_error("config", "{}.model: missing (the id the server knows the model by)", path);
   if (config.name.empty()) config.name = config.model;
   PTXB_RETURN_IF_ERROR(read_string(json, path, "base_url", config.base_url));
   PTXB_RETURN_IF_ERROR(read_string(json, path, "api_key_env", config.api_key_env));
   if (!config.base_url.empty() && !starts_with(config.base_url, "http://") &&
       !starts_with(config.base_url, "https://"))
-    return make_error("config", "{}.base_url: \"{}\" is not an http:// or https:// URL", path, config.base_url);
-  PTXB_RETURN_IF_ERROR(read_optional_number(json, path, "temperature", config.temperature, 0.0, 2.0));
+    return make_error("config", "{}.base_url: \"{}\" is not an http:// or https:// URL", path,
+                      config.base_url);
+  PTXB_RETURN_IF_ERROR(
+      read_optional_number(json, path, "temperature", config.temperature, 0.0, 2.0));
   PTXB_RETURN_IF_ERROR(read_optional_number(json, path, "top_p", config.top_p, 0.0, 1.0));
   PTXB_RETURN_IF_ERROR(read_optional_number(json, path, "max_tokens", config.max_tokens, 1.0, 1e8));
   if (json.contains("extra_body") && !json["extra_body"].is_null()) {
     if (!json["extra_body"].is_object())
-      return make_error("config", "{}.extra_body: expected an object (merged into the request body)", path);
+      return make_error("config",
+                        "{}.extra_body: expected an object (merged into the request body)", path);
     config.extra_body = json["extra_body"];
   }
-  PTXB_RETURN_IF_ERROR(read_number(json, path, "timeout_s", config.timeout_seconds, 0.001, 86400.0));
-  PTXB_RETURN_IF_ERROR(read_number(json, path, "connect_timeout_s", config.connect_timeout_seconds, 0.001, 600.0));
+  PTXB_RETURN_IF_ERROR(
+      read_number(json, path, "timeout_s", config.timeout_seconds, 0.001, 86400.0));
+  PTXB_RETURN_IF_ERROR(
+      read_number(json, path, "connect_timeout_s", config.connect_timeout_seconds, 0.001, 600.0));
   if (json.contains("retry") && !json["retry"].is_null()) {
     const Json& retry = json["retry"];
     const std::string retry_path = path + ".retry";
@@ -169,11 +181,18 @@ Result<ModelConfig> ModelConfig::from_json(const Json& json, const std::string& 
     for (const auto& [key, value] : retry.items())
       if (key != "max_attempts" && key != "backoff_base_s" && key != "backoff_max_s" &&
           key != "max_retry_after_s")
-        return make_error("config", "{}.{}: unknown field (known: max_attempts, backoff_base_s, backoff_max_s, max_retry_after_s)", retry_path, key);
-    PTXB_RETURN_IF_ERROR(read_number(retry, retry_path, "max_attempts", config.retry.max_attempts, 1, 100));
-    PTXB_RETURN_IF_ERROR(read_number(retry, retry_path, "backoff_base_s", config.retry.backoff_base_seconds, 0.0, 3600.0));
-    PTXB_RETURN_IF_ERROR(read_number(retry, retry_path, "backoff_max_s", config.retry.backoff_max_seconds, 0.0, 3600.0));
-    PTXB_RETURN_IF_ERROR(read_number(retry, retry_path, "max_retry_after_s", config.retry.max_retry_after_seconds, 0.0, 86400.0));
+        return make_error("config",
+                          "{}.{}: unknown field (known: max_attempts, backoff_base_s, "
+                          "backoff_max_s, max_retry_after_s)",
+                          retry_path, key);
+    PTXB_RETURN_IF_ERROR(
+        read_number(retry, retry_path, "max_attempts", config.retry.max_attempts, 1, 100));
+    PTXB_RETURN_IF_ERROR(read_number(retry, retry_path, "backoff_base_s",
+                                     config.retry.backoff_base_seconds, 0.0, 3600.0));
+    PTXB_RETURN_IF_ERROR(read_number(retry, retry_path, "backoff_max_s",
+                                     config.retry.backoff_max_seconds, 0.0, 3600.0));
+    PTXB_RETURN_IF_ERROR(read_number(retry, retry_path, "max_retry_after_s",
+                                     config.retry.max_retry_after_seconds, 0.0, 86400.0));
   }
   apply_api_defaults(config, !config.base_url.empty());
   return config;
@@ -198,7 +217,10 @@ Result<ModelConfig> ModelConfig::from_shortcut(const std::string& spec) {
   const std::string provider_name = spec.substr(0, colon);
   const Provider* provider = find_provider(provider_name);
   if (!provider)
-    return make_error("usage", "--model {}: unknown provider \"{}\" (openai, anthropic, gemini, openrouter, together, vllm, sglang)", spec, provider_name);
+    return make_error("usage",
+                      "--model {}: unknown provider \"{}\" (openai, anthropic, gemini, openrouter, "
+                      "together, vllm, sglang)",
+                      spec, provider_name);
   std::string model = spec.substr(colon + 1);
   std::string base_url;
   // '@' separates the URL: model ids contain '/' and ':' but not "@http".
@@ -208,7 +230,8 @@ Result<ModelConfig> ModelConfig::from_shortcut(const std::string& spec) {
   }
   if (model.empty()) return make_error("usage", "--model {}: the model id is empty", spec);
   if (base_url.empty() && !*provider->base_url)
-    return make_error("usage", "--model {}: {} needs the server's URL: {}:{}@http://HOST:PORT/v1", spec, provider_name, provider_name, model);
+    return make_error("usage", "--model {}: {} needs the server's URL: {}:{}@http://HOST:PORT/v1",
+                      spec, provider_name, provider_name, model);
   config.api = provider->api;
   config.name = model;
   config.model = model;

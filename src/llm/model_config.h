@@ -32,10 +32,10 @@ struct RetryPolicy {
 };
 
 struct ModelConfig {
-  std::string name;  // how runs and reports call the model; unique within an experiment
-  std::string api;   // openai | anthropic | gemini | replay
-  std::string base_url;  // e.g. http://localhost:8000/v1 (openai), https://api.anthropic.com
-  std::string model;     // the id sent to the server; for replay, "replay"
+  std::string name;         // how runs and reports call the model; unique within an experiment
+  std::string api;          // openai | anthropic | gemini | replay
+  std::string base_url;     // e.g. http://localhost:8000/v1 (openai), https://api.anthropic.com
+  std::string model;        // the id sent to the server; for replay, "replay"
   std::string api_key_env;  // "" = send no key (local servers)
   std::optional<double> temperature;
   std::optional<double> top_p;

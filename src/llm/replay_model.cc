@@ -25,7 +25,9 @@ std::string headline(const std::string& source) {
 
 }  // namespace
 
-std::string default_replay_dir() { return PTXB_SOURCE_DIR "/solutions"; }
+std::string default_replay_dir() {
+  return PTXB_SOURCE_DIR "/solutions";
+}
 
 Result<std::unique_ptr<ReplayModel>> ReplayModel::load(const std::string& dir) {
   const std::string path = dir + "/replay.json";
@@ -33,13 +35,15 @@ Result<std::unique_ptr<ReplayModel>> ReplayModel::load(const std::string& dir) {
   if (!json.is_object() || json.value("format", "") != "ptxbench-replay/1")
     return make_error("config", "{}: $.format: expected \"ptxbench-replay/1\"", path);
   if (!json.contains("tasks") || !json["tasks"].is_object())
-    return make_error("config", "{}: $.tasks: expected an object (task name -> kernel files)", path);
+    return make_error("config", "{}: $.tasks: expected an object (task name -> kernel files)",
+                      path);
   auto model = std::unique_ptr<ReplayModel>(new ReplayModel());
   model->dir_ = dir;
   for (const auto& [task, files] : json["tasks"].items()) {
     const std::string where = json_path_key("$.tasks", task);
     if (!files.is_array() || files.empty())
-      return make_error("config", "{}: {}: expected a non-empty array of kernel files", path, where);
+      return make_error("config", "{}: {}: expected a non-empty array of kernel files", path,
+                        where);
     for (std::size_t i = 0; i < files.size(); ++i) {
       if (!files[i].is_string())
         return make_error("config", "{}: {}: expected a path", path, json_path_index(where, i));
@@ -59,7 +63,8 @@ Result<std::string> ReplayModel::kernel_path(const std::string& task, int turn) 
   if (it == kernels_.end())
     return make_error("config", "replay: {}/replay.json names no kernel for task {}", dir_, task);
   const auto& files = it->second;
-  const std::size_t index = std::min<std::size_t>(static_cast<std::size_t>(std::max(turn, 1)), files.size()) - 1;
+  const std::size_t index =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(turn, 1)), files.size()) - 1;
   return files[index];
 }
 
@@ -69,7 +74,8 @@ Result<ModelReply> ReplayModel::complete(const std::vector<ChatMessage>& message
   static const std::regex kTaskLine(R"((^|\n)# Task: (\S+))");
   for (const auto& message : messages) {
     std::smatch match;
-    if (task.empty() && message.role == "user" && std::regex_search(message.content, match, kTaskLine))
+    if (task.empty() && message.role == "user" &&
+        std::regex_search(message.content, match, kTaskLine))
       task = match[2].str();
     if (message.role == "assistant") ++turn;
   }
@@ -83,7 +89,8 @@ Result<ModelReply> ReplayModel::complete(const std::vector<ChatMessage>& message
       "Turn {} (replay): this answer is `{}` from the replay folder, kernel {} of {} listed for "
       "{}{}.\n\n{}\n\n```cuda\n{}{}```\n",
       turn, file, std::min<std::size_t>(static_cast<std::size_t>(turn), listed), listed, task,
-      static_cast<std::size_t>(turn) > listed ? " (the list is exhausted, so the last one again)" : "",
+      static_cast<std::size_t>(turn) > listed ? " (the list is exhausted, so the last one again)"
+                                              : "",
       headline(source).empty() ? "The kernel follows." : "About it: " + headline(source), source,
       ends_with(source, "\n") ? "" : "\n");
   reply.finish_reason = "stop";

@@ -35,7 +35,8 @@ std::string content_text(const Json& content) {
   std::string text;
   if (content.is_array())
     for (const auto& part : content)
-      if (part.is_object() && string_field(part, "type") == "text") text += string_field(part, "text");
+      if (part.is_object() && string_field(part, "type") == "text")
+        text += string_field(part, "text");
   return text;
 }
 
@@ -82,7 +83,8 @@ class OpenAiChatFormat final : public WireFormat {
     for (const char* key : {"reasoning_content", "reasoning"})
       if (message.contains(key) && message[key].is_string() && reply.reasoning.empty())
         reply.reasoning = message[key].get<std::string>();
-    if (reply.reasoning.empty()) std::tie(reply.content, reply.reasoning) = split_think_block(reply.content);
+    if (reply.reasoning.empty())
+      std::tie(reply.content, reply.reasoning) = split_think_block(reply.content);
     if (choice.contains("finish_reason") && choice["finish_reason"].is_string())
       reply.finish_reason = choice["finish_reason"].get<std::string>();
     reply.response_id = string_field(json, "id");
@@ -118,8 +120,8 @@ class AnthropicMessagesFormat final : public WireFormat {
   }
 
   std::vector<std::pair<std::string, std::string>> headers(const std::string& key) const override {
-    std::vector<std::pair<std::string, std::string>> out = {
-        {"Content-Type", "application/json"}, {"anthropic-version", "2023-06-01"}};
+    std::vector<std::pair<std::string, std::string>> out = {{"Content-Type", "application/json"},
+                                                            {"anthropic-version", "2023-06-01"}};
     if (!key.empty()) out.emplace_back("x-api-key", key);
     return out;
   }
@@ -148,7 +150,8 @@ class AnthropicMessagesFormat final : public WireFormat {
   Result<ModelReply> parse(const std::string& text) const override {
     PTXB_ASSIGN_OR_RETURN(Json json, parse_body(text));
     if (!json.is_object()) return make_error("bad_response", "the answer is not a JSON object");
-    if (string_field(json, "type") == "error" || (json.contains("error") && !json["error"].is_null()))
+    if (string_field(json, "type") == "error" ||
+        (json.contains("error") && !json["error"].is_null()))
       return api_error_from_body(200, text);
     if (!json.contains("content") || !json["content"].is_array())
       return make_error("bad_response", "the answer has no content array: {}", cap_text(text, 300));
@@ -157,9 +160,11 @@ class AnthropicMessagesFormat final : public WireFormat {
       const std::string type = string_field(block, "type");
       if (type == "text") reply.content += string_field(block, "text");
       if (type == "thinking")
-        reply.reasoning += (reply.reasoning.empty() ? "" : "\n\n") + string_field(block, "thinking");
+        reply.reasoning +=
+            (reply.reasoning.empty() ? "" : "\n\n") + string_field(block, "thinking");
       if (type == "redacted_thinking")
-        reply.reasoning += (reply.reasoning.empty() ? "" : "\n\n") + std::string("[redacted thinking]");
+        reply.reasoning +=
+            (reply.reasoning.empty() ? "" : "\n\n") + std::string("[redacted thinking]");
     }
     if (json.contains("stop_reason") && json["stop_reason"].is_string())
       reply.finish_reason = json["stop_reason"].get<std::string>();

@@ -133,7 +133,8 @@ Result<TurnRecord> TurnRecord::from_json(const Json& json) {
                         json["kernel_present"].get<bool>(), status);
   }
   if (json.contains("reason") && !json["reason"].is_null()) {
-    if (!json["reason"].is_string()) return make_error("parse", "$.reason: expected a string or null");
+    if (!json["reason"].is_string())
+      return make_error("parse", "$.reason: expected a string or null");
     record.reason = json["reason"].get<std::string>();
   }
   if (json.contains("no_code_reason") && json["no_code_reason"].is_string())

@@ -46,7 +46,7 @@ struct TurnRecord {
   // No kernel extracted from the reply: `status` is nullopt and `no_code_reason` says why.
   bool kernel_present = false;
   std::string no_code_reason;
-  std::optional<PtxbStatus> status;             // nullopt exactly when !kernel_present (NO_CODE)
+  std::optional<PtxbStatus> status;  // nullopt exactly when !kernel_present (NO_CODE)
   // The evaluation's machine-readable reason for the status ("gpu_skipped", "supervisor",
   // "numerical", ...); "" when none. Informational: metrics use `status` only.
   std::string reason;

@@ -105,8 +105,8 @@ Result<PackLibrary> PackLibrary::from_json(const Json& document, const std::stri
       return make_error("validation", "{}: needs \"file\" or \"headers\"", path);
     for (const auto* rel : {&fragment.file, &fragment.headers_dir})
       if (!rel->empty() && !safe_relative_path(*rel))
-        return make_error("validation", "{}: path \"{}\" must stay inside the pack folder",
-                          path, *rel);
+        return make_error("validation", "{}: path \"{}\" must stay inside the pack folder", path,
+                          *rel);
     library.fragment_index_[name] = library.fragments_.size();
     library.fragments_.push_back(std::move(fragment));
   }
@@ -129,8 +129,7 @@ Result<PackLibrary> PackLibrary::from_json(const Json& document, const std::stri
     if (!members->is_array() || members->empty())
       return make_error("validation", "{}: members must be a non-empty array of names", path);
     for (const auto& member : *members) {
-      if (!member.is_string())
-        return make_error("validation", "{}: members must be strings", path);
+      if (!member.is_string()) return make_error("validation", "{}: members must be strings", path);
       tag.members.push_back(member.get<std::string>());
     }
     library.tag_index_[name] = library.tags_.size();
@@ -175,7 +174,8 @@ Status PackLibrary::expand(const std::string& name, std::vector<std::string>& ch
   const TagSpec* tag = find_tag(name);
   if (!tag) {
     if (chain.empty()) return make_error("validation", "unknown variant tag \"{}\"", name);
-    return make_error("validation", "tag \"{}\" lists \"{}\", which is neither a fragment nor a tag",
+    return make_error("validation",
+                      "tag \"{}\" lists \"{}\", which is neither a fragment nor a tag",
                       chain.back(), name);
   }
   if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
@@ -225,8 +225,8 @@ Result<ComposedFragment> PackLibrary::render_fragment(const FragmentSpec& fragme
 }
 
 Status PackLibrary::render_headers(const FragmentSpec& fragment, const ArchitecturePack& pack,
-                                  std::string& text, ComposedFragment& composed,
-                                  std::vector<std::string>& warnings) const {
+                                   std::string& text, ComposedFragment& composed,
+                                   std::vector<std::string>& warnings) const {
   // The wrapper headers go in verbatim: the model sees exactly the code it may #include. First
   // every *.cuh of this pack (sorted by path), then the headers of other packs that they include
   // (a Blackwell header may build on the architecture-neutral Hopper ones), so that every
@@ -246,8 +246,8 @@ Status PackLibrary::render_headers(const FragmentSpec& fragment, const Architect
       if (ends_with(file, ".cuh")) headers.push_back({pack.pack, file.substr(own_root.size() + 1)});
   }
   if (headers.empty()) {
-    warnings.push_back(fmt::format("fragment \"{}\": no *.cuh wrapper headers under {}",
-                                   fragment.name, own_root));
+    warnings.push_back(
+        fmt::format("fragment \"{}\": no *.cuh wrapper headers under {}", fragment.name, own_root));
     return ok_status();
   }
   auto known = [&](const std::string& relative) {

@@ -9,11 +9,14 @@
 namespace ptxb {
 namespace {
 
-PromptSize size_of(const std::string& text) { return {text.size(), approx_tokens(text)}; }
+PromptSize size_of(const std::string& text) {
+  return {text.size(), approx_tokens(text)};
+}
 
 // Role and response format. The extraction rule (one ```cuda block) is what the agent's kernel
 // extractor relies on; the wording asks for exactly that so a model never has to guess.
-constexpr const char* kRole = R"(You are an expert CUDA and PTX engineer. You write one complete, self-contained CUDA C++ source file, `kernel.cu`, that implements the task given in the user message as fast as possible on the GPU described below, using the architecture-specific PTX instructions this knowledge pack documents (through inline `asm volatile`).
+constexpr const char* kRole =
+    R"(You are an expert CUDA and PTX engineer. You write one complete, self-contained CUDA C++ source file, `kernel.cu`, that implements the task given in the user message as fast as possible on the GPU described below, using the architecture-specific PTX instructions this knowledge pack documents (through inline `asm volatile`).
 
 # Response format
 
@@ -76,8 +79,9 @@ std::string tensor_shape_text(const PromptTask& task, const TensorSpec& tensor) 
 std::string first_user_message(const PromptTask& task, const std::string& signature) {
   const Definition& def = task.definition;
   std::string text = fmt::format("# Task: {}\n\n", def.name);
-  text += "The operator, as a FlashInfer-Trace definition (the `reference` field is the "
-          "specification; match it):\n\n```json\n";
+  text +=
+      "The operator, as a FlashInfer-Trace definition (the `reference` field is the "
+      "specification; match it):\n\n```json\n";
   text += dump_pretty(definition_for_prompt(def));
   text += "```\n\n";
   text += fmt::format("Evaluated workload: {}.\n", workload_line(task));
@@ -140,9 +144,9 @@ Result<Prompt> build_prompt(const PackLibrary& library, const PromptTask& task,
   prompt.system_size = size_of(prompt.system);
   prompt.first_user_size = size_of(prompt.first_user);
   prompt.pack_size = size_of(pack.text);
-  prompt.total_size = {prompt.system_size.bytes + prompt.first_user_size.bytes,
-                       approx_tokens_for_bytes(prompt.system_size.bytes +
-                                               prompt.first_user_size.bytes)};
+  prompt.total_size = {
+      prompt.system_size.bytes + prompt.first_user_size.bytes,
+      approx_tokens_for_bytes(prompt.system_size.bytes + prompt.first_user_size.bytes)};
   return prompt;
 }
 

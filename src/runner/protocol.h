@@ -136,19 +136,19 @@ struct CallReply {
   std::uint32_t kernel_count = 0;
   std::uint32_t memcpy_count = 0;
   std::uint32_t memset_count = 0;
-  std::uint32_t expected_stream_id = 0;        // CUPTI id of the runner's stream
-  std::vector<ActivityRecord> foreign_stream;  // kernels of this call on another stream
-  std::vector<ActivityRecord> out_of_window;   // activity not attributed to this call
-  std::vector<ModuleInfo> new_modules;         // loaded since the previous reply
-  std::vector<ModuleInfo> unexpected_modules;  // candidate modules not in the expected list
-  std::vector<ActivityRecord> activity;        // all of this call's records (collect only)
-  std::vector<std::string> kernel_names;       // distinct names of this call's kernels (mangled)
-  std::vector<LeftoverTask> leftover_threads;  // threads started during the call, still alive
+  std::uint32_t expected_stream_id = 0;          // CUPTI id of the runner's stream
+  std::vector<ActivityRecord> foreign_stream;    // kernels of this call on another stream
+  std::vector<ActivityRecord> out_of_window;     // activity not attributed to this call
+  std::vector<ModuleInfo> new_modules;           // loaded since the previous reply
+  std::vector<ModuleInfo> unexpected_modules;    // candidate modules not in the expected list
+  std::vector<ActivityRecord> activity;          // all of this call's records (collect only)
+  std::vector<std::string> kernel_names;         // distinct names of this call's kernels (mangled)
+  std::vector<LeftoverTask> leftover_threads;    // threads started during the call, still alive
   std::vector<LeftoverTask> leftover_processes;  // children started during the call, still alive
-  std::uint64_t host_wall_ns = 0;              // runner's clock: push → stream synchronized
-  std::uint64_t host_start_ns = 0;             // CUPTI timestamp at push (same clock as records)
-  std::uint64_t host_end_ns = 0;               // CUPTI timestamp after the stream synchronize
-  std::uint64_t dropped_records = 0;           // CUPTI dropped records so far (non-zero: distrust)
+  std::uint64_t host_wall_ns = 0;                // runner's clock: push → stream synchronized
+  std::uint64_t host_start_ns = 0;               // CUPTI timestamp at push (same clock as records)
+  std::uint64_t host_end_ns = 0;                 // CUPTI timestamp after the stream synchronize
+  std::uint64_t dropped_records = 0;  // CUPTI dropped records so far (non-zero: distrust)
   std::optional<std::uint32_t> sm_clock_mhz;
 };
 

@@ -196,7 +196,9 @@ Json to_json(const CudaErrorInfo& value) {
   return {{"name", value.name}, {"message", value.message}, {"where", value.where}};
 }
 
-Json to_json(const LeftoverTask& value) { return {{"id", value.id}, {"name", value.name}}; }
+Json to_json(const LeftoverTask& value) {
+  return {{"id", value.id}, {"name", value.name}};
+}
 
 Result<LeftoverTask> leftover_task_from_json(const Json& json) {
   const std::string what = "leftover task";
@@ -292,14 +294,14 @@ Result<CallReply> call_reply_from_json(const Json& json) {
                                                   }));
   }
   if (json.contains("leftover_threads")) {
-    PTXB_ASSIGN_OR_RETURN(value.leftover_threads,
-                          parse_list<LeftoverTask>(json, "leftover_threads", what,
-                                                   leftover_task_from_json));
+    PTXB_ASSIGN_OR_RETURN(
+        value.leftover_threads,
+        parse_list<LeftoverTask>(json, "leftover_threads", what, leftover_task_from_json));
   }
   if (json.contains("leftover_processes")) {
-    PTXB_ASSIGN_OR_RETURN(value.leftover_processes,
-                          parse_list<LeftoverTask>(json, "leftover_processes", what,
-                                                   leftover_task_from_json));
+    PTXB_ASSIGN_OR_RETURN(
+        value.leftover_processes,
+        parse_list<LeftoverTask>(json, "leftover_processes", what, leftover_task_from_json));
   }
   return value;
 }

@@ -25,9 +25,10 @@
 namespace ptxb {
 
 struct RunnerLaunchSpec {
-  std::string runner_path;                // build/ptxbench-runner
-  std::vector<std::string> wrapper_argv;  // sandbox launcher prefix (ptxbench-sandbox ... --); may be empty
-  std::vector<std::string> extra_args;    // appended after `--channel-fd 3`
+  std::string runner_path;  // build/ptxbench-runner
+  std::vector<std::string>
+      wrapper_argv;  // sandbox launcher prefix (ptxbench-sandbox ... --); may be empty
+  std::vector<std::string> extra_args;          // appended after `--channel-fd 3`
   std::optional<std::vector<std::string>> env;  // full KEY=VALUE list; nullopt inherits ours
   std::string cwd;                              // empty: inherit
   std::size_t log_cap_bytes = 1u << 20;         // stdout+stderr (merged) kept for the model

@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/version.h"
 #include "runner/attribution.h"
 #include "runner/frame.h"
 #include "runtime/activity_collector.h"
 #include "runtime/cuda_check.h"
 #include "runtime/module_watch.h"
-#include "core/version.h"
 
 namespace ptxb {
 namespace {
@@ -242,7 +242,8 @@ void RunnerService::report_leftovers(CallReply& reply) {
   std::vector<TaskEntry> children = live_children();
   if (threads.empty() && children.empty()) return;
   std::this_thread::sleep_for(kLeftoverGrace);
-  for (const auto& t : still_running()) reply.leftover_threads.push_back(LeftoverTask{t.id, t.name});
+  for (const auto& t : still_running())
+    reply.leftover_threads.push_back(LeftoverTask{t.id, t.name});
   for (const auto& c : live_children())
     reply.leftover_processes.push_back(LeftoverTask{c.id, c.name});
 }

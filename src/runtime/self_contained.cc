@@ -76,7 +76,8 @@ Status run_once(const std::string& so_path, const std::string& params_json_path)
     candidate.invoke()(params.data());
     const cudaError_t warm = cudaStreamSynchronize(stream);
     if (warm != cudaSuccess)
-      return cuda_call_error(warm, "cudaStreamSynchronize after a warm-up call", __FILE__, __LINE__);
+      return cuda_call_error(warm, "cudaStreamSynchronize after a warm-up call", __FILE__,
+                             __LINE__);
   }
 
   // ---- the profiled region: exactly one call ----

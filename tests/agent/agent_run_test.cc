@@ -85,7 +85,8 @@ class AgentRun : public ::testing::Test {
   ExperimentPlan plan(int turns = 3, int trajectories = 1, std::optional<double> early_stop = {}) {
     ExperimentConfig config;
     auto model = ModelConfig::from_json(Json::parse(R"({"name": "scripted", "api": "openai",
-        "base_url": "http://127.0.0.1:9/v1", "model": "scripted-1", "temperature": 0.5})"), "$");
+        "base_url": "http://127.0.0.1:9/v1", "model": "scripted-1", "temperature": 0.5})"),
+                                        "$");
     EXPECT_TRUE(model.ok());
     config.models = {model.value()};
     config.tasks = {kTask};
@@ -100,7 +101,8 @@ class AgentRun : public ::testing::Test {
   }
 
   // One invocation of the runner on `out` (a new run or a resume).
-  RunSummary run(const ExperimentPlan& p, ModelClient& model, const std::string& out, bool* resumed = nullptr) {
+  RunSummary run(const ExperimentPlan& p, ModelClient& model, const std::string& out,
+                 bool* resumed = nullptr) {
     bool was_resumed = false;
     auto dir = RunDirectory::open(out, p, was_resumed);
     EXPECT_TRUE(dir.ok()) << (dir.ok() ? "" : dir.error().message);
@@ -175,14 +177,16 @@ TEST_F(AgentRun, ThreeTurnTrajectoryMatchesTheGoldenFileAndTurnRecords) {
   ASSERT_EQ(model.calls.size(), 3u);
   EXPECT_EQ(model.calls[2].size(), 6u);
   EXPECT_NE(model.calls[1][3].content.find("## No kernel found"), std::string::npos);
-  EXPECT_NE(model.calls[2][5].content.find("status: COMPILE_ERROR"), std::string::npos) << model.calls[2][5].content;
+  EXPECT_NE(model.calls[2][5].content.find("status: COMPILE_ERROR"), std::string::npos)
+      << model.calls[2][5].content;
 
   const Task* task = registry_->find(kTask);
   auto prompt = build_task_prompt(*packs_, *task, "base");
   ASSERT_TRUE(prompt.ok());
   const Json actual = normalized(trajectory(out, kId), prompt.value());
   const std::string golden_path = std::string(PTXB_TESTDATA_DIR) + "/agent/trajectory_3turns.json";
-  if (std::getenv("PTXB_UPDATE_GOLDEN")) ASSERT_TRUE(write_file_atomic(golden_path, dump_pretty(actual)).ok());
+  if (std::getenv("PTXB_UPDATE_GOLDEN"))
+    ASSERT_TRUE(write_file_atomic(golden_path, dump_pretty(actual)).ok());
   auto golden = read_json_file(golden_path);
   ASSERT_TRUE(golden.ok()) << golden.error().message;
   EXPECT_EQ(actual, golden.value()) << first_json_difference(actual, golden.value());
@@ -208,7 +212,9 @@ TEST_F(AgentRun, ThreeTurnTrajectoryMatchesTheGoldenFileAndTurnRecords) {
 TEST_F(AgentRun, ModelFailureStopsTheTrajectoryAndTheRerunResumesIt) {
   const std::string out = tmp_ + "/run";
   ScriptedModel failing([](int turn, const std::vector<ChatMessage>& m) -> Result<ModelReply> {
-    if (turn == 2) return make_error("server", "model scripted: HTTP 503: overloaded (gave up after 6 attempts)");
+    if (turn == 2)
+      return make_error("server",
+                        "model scripted: HTTP 503: overloaded (gave up after 6 attempts)");
     return three_turns(turn, m);
   });
   const RunSummary first = run(plan(), failing, out);
@@ -216,7 +222,8 @@ TEST_F(AgentRun, ModelFailureStopsTheTrajectoryAndTheRerunResumesIt) {
   EXPECT_EQ(turns(out).size(), 1u);
   const Json stopped = trajectory(out, kId);
   EXPECT_EQ(stopped["info"]["exit_status"], "model_error");
-  EXPECT_NE(stopped["info"]["ptxbench"]["end_detail"].get<std::string>().find("HTTP 503"), std::string::npos);
+  EXPECT_NE(stopped["info"]["ptxbench"]["end_detail"].get<std::string>().find("HTTP 503"),
+            std::string::npos);
   EXPECT_EQ(stopped["messages"].size(), 4u);
 
   ScriptedModel healthy(three_turns);
@@ -224,7 +231,7 @@ TEST_F(AgentRun, ModelFailureStopsTheTrajectoryAndTheRerunResumesIt) {
   const RunSummary second = run(plan(), healthy, out, &resumed);
   EXPECT_TRUE(resumed);
   EXPECT_EQ(second.unfinished, 0);
-  ASSERT_EQ(healthy.calls.size(), 2u);  // turns 2 and 3 only
+  ASSERT_EQ(healthy.calls.size(), 2u);     // turns 2 and 3 only
   EXPECT_EQ(healthy.calls[0].size(), 4u);  // rebuilt history: system, task, reply 1, feedback 1
   EXPECT_EQ(healthy.calls[0][2].content, three_turns(1, {}).value().content);
   const auto records = turns(out);
@@ -250,7 +257,9 @@ TEST_F(AgentRun, CrashBeforeTheCommitRedoesExactlyThatTurn) {
   ASSERT_TRUE(text.ok());
   std::vector<std::string> lines = split_lines(text.value());
   ASSERT_EQ(lines.size(), 3u);
-  ASSERT_TRUE(write_file_atomic(out + "/turns.jsonl", lines[0] + "\n" + lines[1] + "\n" + lines[2].substr(0, 40)).ok());
+  ASSERT_TRUE(write_file_atomic(out + "/turns.jsonl",
+                                lines[0] + "\n" + lines[1] + "\n" + lines[2].substr(0, 40))
+                  .ok());
   Json doc = trajectory(out, kId);
   doc["info"]["exit_status"] = "running";
   ASSERT_TRUE(write_file_atomic(out + "/trajectories/" + kId + ".json", dump_pretty(doc)).ok());
@@ -267,7 +276,9 @@ TEST_F(AgentRun, CrashBeforeTheCommitRedoesExactlyThatTurn) {
 
 TEST_F(AgentRun, ContextWindowEndsTheTrajectoryForGood) {
   ScriptedModel model([](int turn, const std::vector<ChatMessage>& m) -> Result<ModelReply> {
-    if (turn == 2) return Error{"model scripted: HTTP 400: maximum context length exceeded", kContextWindowError};
+    if (turn == 2)
+      return Error{"model scripted: HTTP 400: maximum context length exceeded",
+                   kContextWindowError};
     return three_turns(turn, m);
   });
   const std::string out = tmp_ + "/run";
@@ -327,21 +338,32 @@ TEST_F(AgentRun, ADifferentExperimentInTheSameDirectoryIsRefused) {
   bool resumed = false;
   auto other = RunDirectory::open(out, plan(5), resumed);
   ASSERT_FALSE(other.ok());
-  EXPECT_NE(other.error().message.find("$.identity.turns: 3 vs 5"), std::string::npos) << other.error().message;
+  EXPECT_NE(other.error().message.find("$.identity.turns: 3 vs 5"), std::string::npos)
+      << other.error().message;
 }
 
 // Through a real loopback server: the OpenAI wire format, a reply with no code, one with several
 // code blocks (the last cuda block with `run` is evaluated), then a context-window error.
 TEST_F(AgentRun, OverHttpNoCodeSeveralBlocksAndContextWindow) {
   const std::string final_kernel =
-      "// ptxbench-fake-eval: status=PASSED speedup=0.8 tag=final\nvoid run(const __nv_bfloat16* A, "
-      "const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, int64_t N, int64_t K, cudaStream_t s) {}\n";
+      "// ptxbench-fake-eval: status=PASSED speedup=0.8 tag=final\nvoid run(const __nv_bfloat16* "
+      "A, "
+      "const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, int64_t N, int64_t K, cudaStream_t s) "
+      "{}\n";
   testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
     const int turn = testing::assistant_messages_in(request.body) + 1;
-    if (turn == 1) return testing::openai_answer("Let me think.", "reasoning here", "reasoning_content", 900, 100, 80);
+    if (turn == 1)
+      return testing::openai_answer("Let me think.", "reasoning here", "reasoning_content", 900,
+                                    100, 80);
     if (turn == 2)
-      return testing::openai_answer("Draft:\n```cuda\nvoid run() { /* draft */ }\n```\nHelper:\n```python\nprint()\n```\nFinal:\n```cuda\n" + final_kernel + "```\n");
-    return testing::json_response(400, Json{{"error", {{"message", "This model's maximum context length is 8192 tokens"}, {"code", "context_length_exceeded"}}}});
+      return testing::openai_answer(
+          "Draft:\n```cuda\nvoid run() { /* draft */ "
+          "}\n```\nHelper:\n```python\nprint()\n```\nFinal:\n```cuda\n" +
+          final_kernel + "```\n");
+    return testing::json_response(
+        400, Json{{"error",
+                   {{"message", "This model's maximum context length is 8192 tokens"},
+                    {"code", "context_length_exceeded"}}}});
   });
   ModelConfig config = plan().config.models[0];
   config.base_url = server.base_url() + "/v1";
@@ -373,16 +395,20 @@ TEST_F(AgentRun, OverHttpNoCodeSeveralBlocksAndContextWindow) {
 TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   auto replay = ReplayModel::load(default_replay_dir());
   ASSERT_TRUE(replay.ok()) << replay.error().message;
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 1).value(), "gemm_n7168_k5120/rung1_tma_wgmma.cu");
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 2).value(), "gemm_n7168_k5120/rung3_cluster_multicast.cu");
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 8).value(), "gemm_n7168_k5120/rung3_cluster_multicast.cu");
+  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 1).value(),
+            "gemm_n7168_k5120/rung1_tma_wgmma.cu");
+  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 2).value(),
+            "gemm_n7168_k5120/rung3_cluster_multicast.cu");
+  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 8).value(),
+            "gemm_n7168_k5120/rung3_cluster_multicast.cu");
   // Every paper-h100 task has a kernel to replay.
   auto registry = TaskRegistry::load({});
   ASSERT_TRUE(registry.ok());
   for (const Task* task : registry->list("paper-h100"))
     EXPECT_TRUE(replay.value()->kernel_path(task->name, 1).ok()) << task->name;
 
-  std::vector<ChatMessage> conversation = {{"system", "sys"}, {"user", "# Task: mha_bwd_d128\n\nWrite it."}};
+  std::vector<ChatMessage> conversation = {{"system", "sys"},
+                                           {"user", "# Task: mha_bwd_d128\n\nWrite it."}};
   auto first = replay.value()->complete(conversation);
   ASSERT_TRUE(first.ok()) << first.error().message;
   const ExtractedKernel extracted = extract_kernel(first->content);

@@ -23,7 +23,8 @@ class Experiment : public ::testing::Test {
 };
 
 TEST_F(Experiment, TheShippedExampleIsThePapersProtocol) {
-  auto json = read_json_file(std::string(PTXB_SOURCE_DIR) + "/examples/experiments/paper-h100.json");
+  auto json =
+      read_json_file(std::string(PTXB_SOURCE_DIR) + "/examples/experiments/paper-h100.json");
   ASSERT_TRUE(json.ok()) << json.error().message;
   auto config = ExperimentConfig::from_json(json.value(), "paper-h100.json");
   ASSERT_TRUE(config.ok()) << config.error().message;
@@ -45,12 +46,15 @@ TEST_F(Experiment, ErrorsNameFileAndJsonPath) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"models": [], "suite": "paper-h100", "turnz": 8})", "exp.json: $.turnz: unknown field"},
       {R"({"models": [{"api": "openai"}]})", "exp.json: $.models[0].model: missing"},
-      {R"({"models": [{"api": "replay"}, {"api": "replay"}]})", "exp.json: $.models[1].name: \"replay\" is used twice"},
-      {R"({"suite": "paper-h100", "tasks": ["x"]})", "exp.json: $: give either \"suite\" or \"tasks\""},
+      {R"({"models": [{"api": "replay"}, {"api": "replay"}]})",
+       "exp.json: $.models[1].name: \"replay\" is used twice"},
+      {R"({"suite": "paper-h100", "tasks": ["x"]})",
+       "exp.json: $: give either \"suite\" or \"tasks\""},
       {R"({"tasks": [""]})", "exp.json: $.tasks[0]: expected a non-empty string"},
       {R"({"turns": 0})", "exp.json: $.turns: expected an integer from 1 to 1000"},
       {R"({"concurrency": {"gpus": 2}})", "exp.json: $.concurrency.gpus: unknown field"},
-      {R"({"early_stop_speedup": -1})", "exp.json: $.early_stop_speedup: expected a positive number"},
+      {R"({"early_stop_speedup": -1})",
+       "exp.json: $.early_stop_speedup: expected a positive number"},
       {R"({"eval": {"trials": 1000}})", "exp.json: $.eval: eval options: trials must be"},
   };
   for (const auto& [text, expected] : cases) {
@@ -64,10 +68,12 @@ TEST_F(Experiment, PlanChecksTasksSuitesAndVariants) {
   ExperimentConfig config;
   config.models = {ModelConfig::from_shortcut("replay").value()};
   config.suite = "no-such-suite";
-  EXPECT_NE(make_plan(config, *registry_, *packs_).error().message.find("has no tasks"), std::string::npos);
+  EXPECT_NE(make_plan(config, *registry_, *packs_).error().message.find("has no tasks"),
+            std::string::npos);
   config.suite.clear();
   config.tasks = {"gemm_n7168_k512"};
-  EXPECT_NE(make_plan(config, *registry_, *packs_).error().message.find("gemm_n7168_k5120"), std::string::npos);
+  EXPECT_NE(make_plan(config, *registry_, *packs_).error().message.find("gemm_n7168_k5120"),
+            std::string::npos);
   config.tasks = {"gemm_n7168_k5120"};
   config.variants = {"base", "params_only"};
   config.trajectories = 2;
@@ -93,8 +99,9 @@ TEST_F(Experiment, EndpointsAndConcurrencyMayChangeOnResumeButNotWhatIsMeasured)
   config.concurrency.model = 1;
   EXPECT_EQ(make_plan(config, *registry_, *packs_).value().identity(), identity);
   config.models[0].temperature = 0.1;
-  EXPECT_EQ(first_json_difference(identity, make_plan(config, *registry_, *packs_).value().identity()),
-            "$.models[0].temperature: null vs 0.1");
+  EXPECT_EQ(
+      first_json_difference(identity, make_plan(config, *registry_, *packs_).value().identity()),
+      "$.models[0].temperature: null vs 0.1");
 }
 
 }  // namespace

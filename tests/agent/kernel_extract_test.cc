@@ -7,12 +7,15 @@
 namespace ptxb {
 namespace {
 
-constexpr const char* kKernel = "__global__ void k() {}\nvoid run(const float* a, float* b, int64_t n, cudaStream_t stream) {\n  k<<<1, 1, 0, stream>>>();\n}\n";
+constexpr const char* kKernel =
+    "__global__ void k() {}\nvoid run(const float* a, float* b, int64_t n, cudaStream_t stream) "
+    "{\n  k<<<1, 1, 0, stream>>>();\n}\n";
 
 TEST(KernelExtract, TakesTheLastKernelBlockThatDefinesRun) {
   const std::string reply = std::string("Draft:\n```cuda\nvoid run(int x) { /* v1 */ }\n```\n") +
                             "Usage:\n```python\nrun(a, b)\n```\nFinal:\n```cuda\n" + kKernel +
-                            "```\nAnd the declaration alone:\n```cpp\nvoid run(const float*, float*, int64_t, cudaStream_t);\n```\n";
+                            "```\nAnd the declaration alone:\n```cpp\nvoid run(const float*, "
+                            "float*, int64_t, cudaStream_t);\n```\n";
   const ExtractedKernel k = extract_kernel(reply);
   ASSERT_TRUE(k.found) << k.no_code_reason;
   EXPECT_EQ(k.source, kKernel);
@@ -34,8 +37,10 @@ TEST(KernelExtract, ReasonsWhenThereIsNoKernel) {
   EXPECT_EQ(extract_kernel("I would tile it 128x256.").no_code_reason,
             "the reply contains no fenced code block");
   EXPECT_EQ(extract_kernel("```python\nprint(1)\n```\n```\nvoid run() {}\n```\n").no_code_reason,
-            "the reply contains 2 fenced code blocks, none tagged cuda, cpp or c++ (tags: python, (untagged))");
-  EXPECT_EQ(extract_kernel("```cuda\n__global__ void k() {}\n```\n```cuda\nrun(a);\n```\n").no_code_reason,
+            "the reply contains 2 fenced code blocks, none tagged cuda, cpp or c++ (tags: python, "
+            "(untagged))");
+  EXPECT_EQ(extract_kernel("```cuda\n__global__ void k() {}\n```\n```cuda\nrun(a);\n```\n")
+                .no_code_reason,
             "none of the 2 code blocks tagged cuda, cpp or c++ defines the host function `run`");
   EXPECT_EQ(extract_kernel(std::string("```cuda\n") + kKernel).no_code_reason,
             "the reply's ```cuda block is not closed (the reply was probably cut off)");
@@ -47,17 +52,22 @@ TEST(KernelExtract, RunDefinitionsNotCallsDeclarationsOrComments) {
   EXPECT_TRUE(defines_run("void run(float* (*f)(int), int n) {}"));  // nested parentheses
   EXPECT_FALSE(defines_run("void run(int a);"));
   EXPECT_FALSE(defines_run("int main() { run(1); if (run(2)) {} }"));
-  EXPECT_FALSE(defines_run("// void run(int a) {}\n/* void run() {} */ const char* s = \"void run() {\";"));
+  EXPECT_FALSE(
+      defines_run("// void run(int a) {}\n/* void run() {} */ const char* s = \"void run() {\";"));
   EXPECT_FALSE(defines_run("void Runner::run(int a) {}"));
   EXPECT_FALSE(defines_run("void rerun(int a) {} void run_all() {}"));
 }
 
 TEST(KernelExtract, NoCodeFeedbackAsksForOneBlockWithTheSignature) {
   const ExtractedKernel k = extract_kernel("no code");
-  const std::string text = no_code_feedback(k, "void run(const float* a, cudaStream_t stream)", "length");
-  EXPECT_NE(text.find("Nothing was compiled: the reply contains no fenced code block."), std::string::npos) << text;
+  const std::string text =
+      no_code_feedback(k, "void run(const float* a, cudaStream_t stream)", "length");
+  EXPECT_NE(text.find("Nothing was compiled: the reply contains no fenced code block."),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("output-token limit"), std::string::npos);
-  EXPECT_NE(text.find("```cuda\nvoid run(const float* a, cudaStream_t stream);\n```"), std::string::npos);
+  EXPECT_NE(text.find("```cuda\nvoid run(const float* a, cudaStream_t stream);\n```"),
+            std::string::npos);
 }
 
 }  // namespace

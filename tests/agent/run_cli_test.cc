@@ -102,34 +102,42 @@ TEST_F(RunCli, HelpTeachesWithExamples) {
   ProcessResult help = testing::run_cli({"run", "--help"});
   ASSERT_EQ(help.exit_code, 0);
   EXPECT_NE(help.stdout_text.find("Examples:"), std::string::npos);
-  EXPECT_NE(help.stdout_text.find("ptxbench run --model replay --suite paper-h100"), std::string::npos);
+  EXPECT_NE(help.stdout_text.find("ptxbench run --model replay --suite paper-h100"),
+            std::string::npos);
   EXPECT_NE(help.stdout_text.find("--trajectories"), std::string::npos);
   EXPECT_EQ(help.stdout_text.find("test-fake-eval"), std::string::npos);  // hidden
 }
 
 TEST_F(RunCli, BadInputsFailWithOneClearLine) {
   const std::string config = tmp_ + "/bad.json";
-  ASSERT_TRUE(write_file_atomic(config, R"({"models": [{"api": "cohere", "model": "m"}], "tasks": ["gemm_n7168_k5120"]})").ok());
+  ASSERT_TRUE(
+      write_file_atomic(
+          config, R"({"models": [{"api": "cohere", "model": "m"}], "tasks": ["gemm_n7168_k5120"]})")
+          .ok());
   ProcessResult bad_api = testing::run_cli({"run", "--config", config, "--out", tmp_ + "/out"});
   EXPECT_EQ(bad_api.exit_code, 1);
-  EXPECT_NE(bad_api.stderr_text.find("bad.json: $.models[0].api: \"cohere\" is not one of"), std::string::npos)
+  EXPECT_NE(bad_api.stderr_text.find("bad.json: $.models[0].api: \"cohere\" is not one of"),
+            std::string::npos)
       << bad_api.stderr_text;
 
   ProcessResult no_task = testing::run_cli({"run", "--model", "replay", "--out", tmp_ + "/out"});
   EXPECT_EQ(no_task.exit_code, 1);
   EXPECT_NE(no_task.stderr_text.find("no task"), std::string::npos) << no_task.stderr_text;
 
-  ProcessResult bad_variant = testing::run_cli(
-      {"run", "--model", "replay", "--task", "gemm_n7168_k5120", "--variants", "base,nope", "--out", tmp_ + "/out"});
+  ProcessResult bad_variant =
+      testing::run_cli({"run", "--model", "replay", "--task", "gemm_n7168_k5120", "--variants",
+                        "base,nope", "--out", tmp_ + "/out"});
   EXPECT_EQ(bad_variant.exit_code, 1);
-  EXPECT_NE(bad_variant.stderr_text.find("variant \"nope\" is not a knowledge-pack tag"), std::string::npos);
+  EXPECT_NE(bad_variant.stderr_text.find("variant \"nope\" is not a knowledge-pack tag"),
+            std::string::npos);
 
   // A missing key stops the run before anything is written.
   ProcessResult no_key = testing::run_cli(
       {"run", "--model", "openai:gpt-x", "--task", "gemm_n7168_k5120", "--out", tmp_ + "/out"},
       {"OPENAI_API_KEY="});
   EXPECT_EQ(no_key.exit_code, 1);
-  EXPECT_NE(no_key.stderr_text.find("environment variable OPENAI_API_KEY is not set"), std::string::npos)
+  EXPECT_NE(no_key.stderr_text.find("environment variable OPENAI_API_KEY is not set"),
+            std::string::npos)
       << no_key.stderr_text;
   EXPECT_FALSE(path_exists(tmp_ + "/out"));
 }
@@ -162,7 +170,8 @@ TEST_F(RunCli, KillDuringModelResponseRedoesThatTurnWithOneRetry) {
   EXPECT_EQ(testing::assistant_messages_in(requests[1].body), 1);
   EXPECT_EQ(requests[2].body, requests[1].body);
   EXPECT_EQ(testing::assistant_messages_in(requests[3].body), 2);
-  EXPECT_NE(stderr_text().find("resuming: 1 of 3 turns already done"), std::string::npos) << stderr_text();
+  EXPECT_NE(stderr_text().find("resuming: 1 of 3 turns already done"), std::string::npos)
+      << stderr_text();
   auto doc = read_json_file(out + "/trajectories/" + kId + ".json");
   ASSERT_TRUE(doc.ok());
   EXPECT_EQ(doc.value()["info"]["exit_status"], "completed");
@@ -212,7 +221,9 @@ TEST_F(RunCli, NoApiKeyInAnyFileEvenWhenTheServerEchoesIt) {
   testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
     const int turn = testing::assistant_messages_in(request.body) + 1;
     if (request.index == 0)  // an error that quotes the key back
-      return testing::json_response(500, Json{{"error", {{"message", "upstream rejected " + request.headers.at("authorization")}}}});
+      return testing::json_response(
+          500, Json{{"error",
+                     {{"message", "upstream rejected " + request.headers.at("authorization")}}}});
     return testing::openai_answer(kernel_answer(turn, ""));
   });
   const std::string out = tmp_ + "/run";
@@ -236,12 +247,14 @@ TEST_F(RunCli, NoApiKeyInAnyFileEvenWhenTheServerEchoesIt) {
 TEST_F(RunCli, ReplayRunsTheWholePipelineAndResumesFromItsDirectoryAlone) {
   const std::string out = tmp_ + "/replay";
   ProcessSpec spec;
-  spec.argv = {PTXB_CLI_PATH, "run", "--model", "replay", "--task", "gemm_n7168_k5120", "--variants",
-               "base", "--trajectories", "1", "--turns", "2", "--out", out};
+  spec.argv = {PTXB_CLI_PATH, "run",  "--model",        "replay", "--task",  "gemm_n7168_k5120",
+               "--variants",  "base", "--trajectories", "1",      "--turns", "2",
+               "--out",       out};
   spec.timeout = std::chrono::milliseconds(600000);
   auto ran = SystemProcessRunner().run(spec);
   ASSERT_TRUE(ran.ok());
-  ASSERT_TRUE(ran->exit_code == 0 || ran->exit_code == 3) << ran->describe() << "\n" << ran->stderr_text;
+  ASSERT_TRUE(ran->exit_code == 0 || ran->exit_code == 3) << ran->describe() << "\n"
+                                                          << ran->stderr_text;
   auto text = read_file(out + "/turns.jsonl", 1 << 20);
   ASSERT_TRUE(text.ok());
   auto records = parse_turns_jsonl(text.value(), "turns.jsonl");
@@ -269,7 +282,8 @@ TEST_F(RunCli, ReplayRunsTheWholePipelineAndResumesFromItsDirectoryAlone) {
   // `--out DIR` alone resumes (here: finds nothing left) from the saved plan.
   ProcessResult again = testing::run_cli({"run", "--out", out});
   EXPECT_EQ(again.exit_code, ran->exit_code) << again.stderr_text;
-  EXPECT_NE(again.stderr_text.find("resuming: 2 of 2 turns already done"), std::string::npos) << again.stderr_text;
+  EXPECT_NE(again.stderr_text.find("resuming: 2 of 2 turns already done"), std::string::npos)
+      << again.stderr_text;
 
   ProcessResult report = testing::run_cli({"report", out});
   EXPECT_EQ(report.exit_code, 0) << report.stderr_text;

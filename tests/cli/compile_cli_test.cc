@@ -62,14 +62,16 @@ TEST_F(CompileCli, ReadmeExampleCompilesAndReportsTargetInstructionsAbsent) {
 }
 
 TEST_F(CompileCli, UnknownTaskIsAOneLineError) {
-  ProcessResult result = run_cli({"compile", std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu",
-                                  "--task", "gemm_n7168_k512"});
+  ProcessResult result =
+      run_cli({"compile", std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu", "--task",
+               "gemm_n7168_k512"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.stderr_text.find("gemm_n7168_k5120"), std::string::npos) << result.stderr_text;
 }
 
 TEST_F(CompileCli, MissingKernelFileIsAnError) {
-  ProcessResult result = run_cli({"compile", "/nonexistent/kernel.cu", "--task", "gemm_n7168_k5120"});
+  ProcessResult result =
+      run_cli({"compile", "/nonexistent/kernel.cu", "--task", "gemm_n7168_k5120"});
   EXPECT_NE(result.exit_code, 0);
   EXPECT_FALSE(result.stderr_text.empty());
 }

@@ -34,7 +34,8 @@ TEST(EnvCli, JsonNamesEveryToolLibraryAndTheGpuState) {
   // Without a GPU the probe must say so instead of failing.
   if (env["gpu"]["gpus"].empty()) {
     bool says_no_gpu = false;
-    for (const auto& line : env["missing"]) says_no_gpu |= line.get<std::string>().rfind("no GPU", 0) == 0;
+    for (const auto& line : env["missing"])
+      says_no_gpu |= line.get<std::string>().rfind("no GPU", 0) == 0;
     EXPECT_TRUE(says_no_gpu);
   }
 }

@@ -57,9 +57,11 @@ TEST(EvalCli, CompileErrorIsAVerdictNotACrash) {
 }
 
 TEST(EvalCli, UnsafeNoSandboxIsRecordedInTheResultAndTheFeedback) {
-  if (probe_gpus().has_gpu()) GTEST_SKIP() << "a GPU is present: tests/gpu/sandbox_eval_test.cc covers it";
+  if (probe_gpus().has_gpu())
+    GTEST_SKIP() << "a GPU is present: tests/gpu/sandbox_eval_test.cc covers it";
   const std::string kernel = std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu";
-  ProcessResult r = run_eval({kernel, "--task", "gemm_n7168_k5120", "--json", "--unsafe-no-sandbox"});
+  ProcessResult r =
+      run_eval({kernel, "--task", "gemm_n7168_k5120", "--json", "--unsafe-no-sandbox"});
   EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
   auto parsed = parse_json(r.stdout_text, "eval --json");
   ASSERT_TRUE(parsed.ok()) << r.stdout_text.substr(0, 500);
@@ -82,7 +84,8 @@ TEST(EvalCli, UnknownTaskAndMissingFileAreOneLineErrors) {
   ProcessResult r = run_eval({"/nonexistent.cu", "--task", "gemm_n7168_k5120"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.stderr_text.find("error"), std::string::npos);
-  ProcessResult t = run_eval({std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu", "--task", "nope"});
+  ProcessResult t =
+      run_eval({std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu", "--task", "nope"});
   EXPECT_EQ(t.exit_code, 1);
   EXPECT_NE(t.stderr_text.find("nope"), std::string::npos) << t.stderr_text;
 }

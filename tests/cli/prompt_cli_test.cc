@@ -46,16 +46,17 @@ TEST(PromptCli, JsonHasExactTextsAndConsistentSizes) {
   EXPECT_EQ(prompt["pack"], "hopper");
   const std::string system = prompt["system"].get<std::string>();
   EXPECT_EQ(prompt["sizes"]["system"]["bytes"].get<std::size_t>(), system.size());
-  EXPECT_TRUE(contains(system, "float* LSE, int64_t B, int64_t H, int64_t D, int64_t S, "
-                               "cudaStream_t stream);"));
+  EXPECT_TRUE(contains(system,
+                       "float* LSE, int64_t B, int64_t H, int64_t D, int64_t S, "
+                       "cudaStream_t stream);"));
   EXPECT_EQ(prompt["task_variants"],
             Json::parse(R"(["base", "base+fa3_fwd", "base+fa3_fwd_overlap"])"));
 }
 
 TEST(PromptCli, EveryPaperTaskVariantResolvesInItsPack) {
   for (const char* task : {"gemm_n7168_k5120", "mha_with_lse_d128_causal", "mha_bwd_d128"}) {
-    auto result = run_cli({"prompt", "--packs-dir", kRealPacks, "--list-variants", "--task",
-                           task, "--json"});
+    auto result =
+        run_cli({"prompt", "--packs-dir", kRealPacks, "--list-variants", "--task", task, "--json"});
     ASSERT_EQ(result.exit_code, 0) << task << ": " << result.stderr_text;
     auto json = parse_json(result.stdout_text, "stdout");
     ASSERT_TRUE(json.ok());
@@ -95,8 +96,8 @@ TEST(PromptCli, UnknownVariantIsAnErrorListingKnownTags) {
 }
 
 TEST(PromptCli, UnknownTaskIsAnError) {
-  auto result = run_cli({"prompt", "--packs-dir", kRealPacks, "--task", "no_such_task",
-                         "--variant", "base"});
+  auto result =
+      run_cli({"prompt", "--packs-dir", kRealPacks, "--task", "no_such_task", "--variant", "base"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_TRUE(contains(result.stderr_text, "no_such_task")) << result.stderr_text;
 }

@@ -33,9 +33,9 @@ TEST(JsonIo, RejectsBinaryAndInvalidUtf8WithOffsets) {
 TEST(JsonIo, Utf8ValidatorRejectsOverlongAndSurrogates) {
   EXPECT_EQ(find_utf8_error("plain ascii"), "");
   EXPECT_EQ(find_utf8_error("\xe2\x82\xac euro"), "");
-  EXPECT_NE(find_utf8_error("\xc0\xaf"), "");          // overlong '/'
-  EXPECT_NE(find_utf8_error("\xed\xa0\x80"), "");      // UTF-16 surrogate
-  EXPECT_NE(find_utf8_error("\xe2\x82"), "");          // truncated
+  EXPECT_NE(find_utf8_error("\xc0\xaf"), "");      // overlong '/'
+  EXPECT_NE(find_utf8_error("\xed\xa0\x80"), "");  // UTF-16 surrogate
+  EXPECT_NE(find_utf8_error("\xe2\x82"), "");      // truncated
 }
 
 TEST(JsonIo, MalformedJsonNamesTheOrigin) {

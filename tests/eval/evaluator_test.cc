@@ -175,8 +175,11 @@ ProcessResult exited(int code, std::string out, std::string err = "") {
 // What `ptxbench-sandbox --report` prints inside a working sandbox (namespace ids that differ
 // from any real process's).
 Json good_sandbox_report() {
-  Json report{{"Uid", "65534\t65534\t65534\t65534"}, {"Seccomp", "2"}, {"no_new_privs", 1},
-              {"root_read_only", true}, {"scratch_writable", true},
+  Json report{{"Uid", "65534\t65534\t65534\t65534"},
+              {"Seccomp", "2"},
+              {"no_new_privs", 1},
+              {"root_read_only", true},
+              {"scratch_writable", true},
               {"network_interfaces", Json::array({"lo"})},
               {"namespaces", {{"mnt", "mnt:[1]"}, {"net", "net:[2]"}, {"ipc", "ipc:[3]"}}}};
   for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
@@ -301,8 +304,8 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   EXPECT_NEAR(w.candidate_timing->median_ms, 1.0, 1e-9);
   EXPECT_NEAR(w.candidate_timing->host_overhead_ms, 0.05, 1e-9);
   EXPECT_EQ(w.checks.size(), 3u + 3u);  // three trials + three anti-caching refreshes
-  EXPECT_EQ(device_.regenerations, 1);   // one full rewrite ...
-  EXPECT_EQ(device_.perturbations, 2);   // ... and two block rewrites
+  EXPECT_EQ(device_.regenerations, 1);  // one full rewrite ...
+  EXPECT_EQ(device_.perturbations, 2);  // ... and two block rewrites
   EXPECT_TRUE(w.flags.empty());
   ASSERT_TRUE(w.integrity.contains("refreshes"));
   EXPECT_EQ(w.integrity["refreshes"].size(), 3u);
@@ -655,7 +658,8 @@ TEST_F(EvaluatorTest, IllegalAddressIsMemoryError) {
 }
 
 TEST_F(EvaluatorTest, IllegalAddressIsLocatedByOneMemcheckPass) {
-  tools_.by_tool["/fake/compute-sanitizer"] = exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
   candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
     r.cuda_error = CudaErrorInfo{"cudaErrorIllegalAddress", "an illegal memory access",
                                  "cudaStreamSynchronize"};
@@ -775,7 +779,8 @@ TEST_F(EvaluatorTest, SetupFailureIsInfraError) {
 
 TEST_F(EvaluatorTest, SanitizerFindingIsMemoryErrorAtTheKernelLine) {
   job_.request.options.sanitize = true;
-  tools_.by_tool["/fake/compute-sanitizer"] = exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kMemoryError);
   EXPECT_EQ(r.reason, "sanitizer_memcheck");
@@ -786,7 +791,8 @@ TEST_F(EvaluatorTest, SanitizerFindingIsMemoryErrorAtTheKernelLine) {
 
 TEST_F(EvaluatorTest, CleanSanitizerRunContinues) {
   job_.request.options.sanitize = true;
-  tools_.by_tool["/fake/compute-sanitizer"] = exited(0, testdata("eval/sanitizer/memcheck_clean.txt"));
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(0, testdata("eval/sanitizer/memcheck_clean.txt"));
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kPassed) << r.message;
   EXPECT_TRUE(r.sanitizer.is_object());
@@ -871,11 +877,13 @@ TEST_F(EvaluatorTest, RunnersAndProfilersRunInsideTheSandbox) {
   ASSERT_EQ(reference.set_env.size(), 2u);
   EXPECT_EQ(reference.set_env[0], "PTXBENCH_REFERENCE=cublaslt_gemm");
   EXPECT_TRUE(candidate.set_env.empty());
-  EXPECT_EQ(candidate.hidden_files, r.environment["sandbox"]["hidden_files"].get<std::vector<std::string>>());
+  EXPECT_EQ(candidate.hidden_files,
+            r.environment["sandbox"]["hidden_files"].get<std::vector<std::string>>());
   EXPECT_TRUE(reference.hidden_files.empty());
   // The candidate loads a staged copy of its .so, where the sandbox's uid can read it.
   EXPECT_NE(loaded_so_, compile_.artifact.path_of("kernel.so"));
-  EXPECT_EQ(loaded_so_, candidate.scratch_dir.substr(0, candidate.scratch_dir.rfind('/')) + "/kernel.so");
+  EXPECT_EQ(loaded_so_,
+            candidate.scratch_dir.substr(0, candidate.scratch_dir.rfind('/')) + "/kernel.so");
   // ncu runs inside the sandbox too, with the profiler profile (loopback IP for its target).
   ASSERT_EQ(tools_.runs.size(), 1u);
   EXPECT_EQ(tools_.runs[0][0], "/fake/ncu");
@@ -896,9 +904,9 @@ TEST_F(EvaluatorTest, MissingSandboxIsInfraErrorNotAnUnsandboxedRun) {
 }
 
 TEST_F(EvaluatorTest, SandboxThatCannotBeSetUpIsInfraError) {
-  tools_.sandbox_report =
-      exited(kSandboxExitSetupFailed, "",
-             std::string(kSandboxSetupErrorPrefix) + "unshare(mount, network, IPC): Operation not permitted\n");
+  tools_.sandbox_report = exited(kSandboxExitSetupFailed, "",
+                                 std::string(kSandboxSetupErrorPrefix) +
+                                     "unshare(mount, network, IPC): Operation not permitted\n");
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kInfraError);
   EXPECT_EQ(r.reason, "sandbox_setup");

@@ -34,24 +34,24 @@ using ptxb::SmemSwizzle;
         << __FILE__ << ":" << __LINE__ << ": " #call ": " << cudaGetErrorString(ptxb_err_); \
   } while (0)
 
-#define PTXB_CU_CHECK(call)                                                                    \
-  do {                                                                                         \
-    const CUresult ptxb_res_ = (call);                                                         \
-    ASSERT_EQ(ptxb_res_, CUDA_SUCCESS) << __FILE__ << ":" << __LINE__ << ": " #call ": "       \
-                                       << ptxb::cu_result_string(ptxb_res_);                   \
+#define PTXB_CU_CHECK(call)                                                                     \
+  do {                                                                                          \
+    const CUresult ptxb_res_ = (call);                                                          \
+    ASSERT_EQ(ptxb_res_, CUDA_SUCCESS)                                                          \
+        << __FILE__ << ":" << __LINE__ << ": " #call ": " << ptxb::cu_result_string(ptxb_res_); \
   } while (0)
 
 // Skips (visibly) without an sm_90 GPU.
-#define PTXB_REQUIRE_HOPPER()                                                       \
-  do {                                                                              \
-    int count_ = 0;                                                                 \
-    if (cudaGetDeviceCount(&count_) != cudaSuccess || count_ == 0) {                \
-      GTEST_SKIP() << "no CUDA device";                                             \
-    }                                                                               \
-    cudaDeviceProp prop_{};                                                         \
-    PTXB_CUDA_CHECK(cudaGetDeviceProperties(&prop_, 0));                            \
-    if (prop_.major != 9) GTEST_SKIP() << "needs sm_90 (Hopper), got sm_" << prop_.major \
-                                       << prop_.minor;                              \
+#define PTXB_REQUIRE_HOPPER()                                                        \
+  do {                                                                               \
+    int count_ = 0;                                                                  \
+    if (cudaGetDeviceCount(&count_) != cudaSuccess || count_ == 0) {                 \
+      GTEST_SKIP() << "no CUDA device";                                              \
+    }                                                                                \
+    cudaDeviceProp prop_{};                                                          \
+    PTXB_CUDA_CHECK(cudaGetDeviceProperties(&prop_, 0));                             \
+    if (prop_.major != 9)                                                            \
+      GTEST_SKIP() << "needs sm_90 (Hopper), got sm_" << prop_.major << prop_.minor; \
   } while (0)
 
 // bf16 bit pattern of a small integer (exact: the top 16 bits of the float).
@@ -83,18 +83,26 @@ struct Lcg {
 // aligned to the pattern repeat, so offset bits equal address bits.
 uint32_t model_swizzle(SmemSwizzle swizzle, uint32_t offset) {
   switch (swizzle) {
-    case SmemSwizzle::k32B: return offset ^ (((offset >> 7) & 1u) << 4);
-    case SmemSwizzle::k64B: return offset ^ (((offset >> 7) & 3u) << 4);
-    case SmemSwizzle::k128B: return offset ^ (((offset >> 7) & 7u) << 4);
-    default: return offset;
+    case SmemSwizzle::k32B:
+      return offset ^ (((offset >> 7) & 1u) << 4);
+    case SmemSwizzle::k64B:
+      return offset ^ (((offset >> 7) & 3u) << 4);
+    case SmemSwizzle::k128B:
+      return offset ^ (((offset >> 7) & 7u) << 4);
+    default:
+      return offset;
   }
 }
 const char* swizzle_name(SmemSwizzle swizzle) {
   switch (swizzle) {
-    case SmemSwizzle::k32B: return "32B";
-    case SmemSwizzle::k64B: return "64B";
-    case SmemSwizzle::k128B: return "128B";
-    default: return "none";
+    case SmemSwizzle::k32B:
+      return "32B";
+    case SmemSwizzle::k64B:
+      return "64B";
+    case SmemSwizzle::k128B:
+      return "128B";
+    default:
+      return "none";
   }
 }
 
@@ -127,9 +135,8 @@ uint32_t kmajor_offset(SmemSwizzle swizzle, int kt, int row, int k) {
 }
 
 template <int N, SmemSwizzle kSwizzle, bool kRs, int kScaleA>
-__global__ void __launch_bounds__(128, 1)
-    wgmma_kernel(const uint4* a_image, const uint4* b_image, const uint16_t* a_rowmajor,
-                 float* d_out) {
+__global__ void __launch_bounds__(128, 1) wgmma_kernel(const uint4* a_image, const uint4* b_image,
+                                                       const uint16_t* a_rowmajor, float* d_out) {
   constexpr int kKt = tile_k(kSwizzle);
   constexpr int kABytes = 64 * kKt * 2;
   constexpr int kBBytes = N * kKt * 2;
@@ -229,8 +236,8 @@ void run_wgmma_case() {
   ASSERT_TRUE(d_a.ptr && d_b.ptr && d_arow.ptr && d_out.ptr) << "cudaMalloc failed";
   PTXB_CUDA_CHECK(cudaMemcpy(d_a.ptr, a_image.data(), a_image.size(), cudaMemcpyHostToDevice));
   PTXB_CUDA_CHECK(cudaMemcpy(d_b.ptr, b_image.data(), b_image.size(), cudaMemcpyHostToDevice));
-  PTXB_CUDA_CHECK(cudaMemcpy(d_arow.ptr, a_rowmajor.data(), a_rowmajor.size() * 2,
-                             cudaMemcpyHostToDevice));
+  PTXB_CUDA_CHECK(
+      cudaMemcpy(d_arow.ptr, a_rowmajor.data(), a_rowmajor.size() * 2, cudaMemcpyHostToDevice));
   PTXB_CUDA_CHECK(cudaMemset(d_out.ptr, 0xFF, 64 * N * sizeof(float)));
   const int smem_bytes = (64 * kKt * 2 + 1023) / 1024 * 1024 + N * kKt * 2 + 1024;
   auto kernel = wgmma_kernel<N, kSwizzle, kRs, kScaleA>;
@@ -254,8 +261,7 @@ void run_wgmma_case() {
       }
     }
   }
-  EXPECT_EQ(mismatches, 0) << name << ": " << mismatches << " of " << 64 * N
-                           << " elements differ";
+  EXPECT_EQ(mismatches, 0) << name << ": " << mismatches << " of " << 64 * N << " elements differ";
 }
 
 template <bool kRs, int N>
@@ -297,7 +303,9 @@ struct TmaBox {
   int dims;          // 2 or 3
   uint32_t box[3];   // elements, innermost first
   int32_t coord[3];  // box origin, innermost first
-  __host__ __device__ uint32_t bytes() const { return box[0] * box[1] * (dims == 3 ? box[2] : 1) * 2; }
+  __host__ __device__ uint32_t bytes() const {
+    return box[0] * box[1] * (dims == 3 ? box[2] : 1) * 2;
+  }
 };
 
 __global__ void __launch_bounds__(128, 1)
@@ -388,7 +396,9 @@ void run_tma_case(int dims, SmemSwizzle swizzle) {
   PTXB_CUDA_CHECK(cudaMemcpy(out.data(), d_out.ptr, elems * 2, cudaMemcpyDeviceToHost));
   PTXB_CUDA_CHECK(cudaMemcpy(red.data(), d_red.ptr, elems * 2, cudaMemcpyDeviceToHost));
 
-  const auto index = [](int z, int y, int x) { return (static_cast<size_t>(z) * kRows + y) * kCols + x; };
+  const auto index = [](int z, int y, int x) {
+    return (static_cast<size_t>(z) * kRows + y) * kCols + x;
+  };
   int bad_smem = 0, bad_out = 0, bad_red = 0;
   const int depth = dims == 3 ? static_cast<int>(box.box[2]) : 1;
   const int z0 = dims == 3 ? box.coord[2] : 0;
@@ -426,23 +436,22 @@ void run_tma_case(int dims, SmemSwizzle swizzle) {
       }
     }
   }
-  EXPECT_EQ(bad_smem + bad_out + bad_red, 0)
-      << name << ": shared " << bad_smem << ", store " << bad_out << ", reduce " << bad_red
-      << " mismatches";
+  EXPECT_EQ(bad_smem + bad_out + bad_red, 0) << name << ": shared " << bad_smem << ", store "
+                                             << bad_out << ", reduce " << bad_red << " mismatches";
 }
 
 TEST(HopperWrappersTma, LoadStoreReduce2dEverySwizzle) {
   PTXB_REQUIRE_HOPPER();
-  for (SmemSwizzle s : {SmemSwizzle::kNone, SmemSwizzle::k32B, SmemSwizzle::k64B,
-                        SmemSwizzle::k128B}) {
+  for (SmemSwizzle s :
+       {SmemSwizzle::kNone, SmemSwizzle::k32B, SmemSwizzle::k64B, SmemSwizzle::k128B}) {
     run_tma_case(2, s);
   }
 }
 
 TEST(HopperWrappersTma, LoadStoreReduce3dEverySwizzle) {
   PTXB_REQUIRE_HOPPER();
-  for (SmemSwizzle s : {SmemSwizzle::kNone, SmemSwizzle::k32B, SmemSwizzle::k64B,
-                        SmemSwizzle::k128B}) {
+  for (SmemSwizzle s :
+       {SmemSwizzle::kNone, SmemSwizzle::k32B, SmemSwizzle::k64B, SmemSwizzle::k128B}) {
     run_tma_case(3, s);
   }
 }
@@ -506,8 +515,8 @@ TEST(HopperWrappersTma, MulticastReachesBothCtasOfCluster) {
     for (int row = 0; row < 32; ++row) {
       for (int col = 0; col < 64; ++col) {
         uint16_t got;
-        std::memcpy(&got, &dump[cta * 4096 + model_swizzle(SmemSwizzle::k128B, row * 128 + col * 2)],
-                    2);
+        std::memcpy(&got,
+                    &dump[cta * 4096 + model_swizzle(SmemSwizzle::k128B, row * 128 + col * 2)], 2);
         if (got != input[row * 64 + col] && ++bad <= 5) {
           ADD_FAILURE() << "multicast: CTA " << cta << " row " << row << " col " << col << " = "
                         << bf16_to_int(got) << ", expected " << bf16_to_int(input[row * 64 + col])
@@ -559,7 +568,8 @@ __global__ void __launch_bounds__(160, 1)
         const uint32_t wide = static_cast<uint32_t>(stage[s][consumer * 16 + i]) << 16;
         sum += static_cast<int>(__uint_as_float(wide));
       }
-      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      for (int offset = 16; offset > 0; offset /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
       __syncwarp();
       if (lane == 0) {
         atomicAdd(&checksums[t], sum);
@@ -592,8 +602,10 @@ TEST(HopperWrappersMbarrier, ThreeStagePipelineDeliversEveryTileOnce) {
   PTXB_CUDA_CHECK(cudaGetLastError());
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<int> sums(kTiles), seen(kTiles);
-  PTXB_CUDA_CHECK(cudaMemcpy(sums.data(), d_sums.ptr, kTiles * sizeof(int), cudaMemcpyDeviceToHost));
-  PTXB_CUDA_CHECK(cudaMemcpy(seen.data(), d_seen.ptr, kTiles * sizeof(int), cudaMemcpyDeviceToHost));
+  PTXB_CUDA_CHECK(
+      cudaMemcpy(sums.data(), d_sums.ptr, kTiles * sizeof(int), cudaMemcpyDeviceToHost));
+  PTXB_CUDA_CHECK(
+      cudaMemcpy(seen.data(), d_seen.ptr, kTiles * sizeof(int), cudaMemcpyDeviceToHost));
   for (int t = 0; t < kTiles; ++t) {
     EXPECT_EQ(seen[t], 4) << "tile " << t << " consumed " << seen[t]
                           << " times by the 4 consumer warps (expected once each)";
@@ -724,9 +736,10 @@ TEST(HopperWrappersMisc, LdmatrixStmatrixExp2PackElect) {
   };
   const int kinds[14][2] = {{0, 0}, {0, 0}, {1, 0}, {0, 0}, {1, 0}, {2, 0}, {3, 0},
                             {0, 1}, {0, 1}, {1, 1}, {0, 1}, {1, 1}, {2, 1}, {3, 1}};
-  const char* names[14] = {"x1", "x2[0]", "x2[1]", "x4[0]", "x4[1]", "x4[2]", "x4[3]",
-                           "x1.trans", "x2.trans[0]", "x2.trans[1]", "x4.trans[0]",
-                           "x4.trans[1]", "x4.trans[2]", "x4.trans[3]"};
+  const char* names[14] = {"x1",          "x2[0]",       "x2[1]",       "x4[0]",
+                           "x4[1]",       "x4[2]",       "x4[3]",       "x1.trans",
+                           "x2.trans[0]", "x2.trans[1]", "x4.trans[0]", "x4.trans[1]",
+                           "x4.trans[2]", "x4.trans[3]"};
   for (int k = 0; k < 14; ++k) {
     const int m = kinds[k][0];
     const bool trans = kinds[k][1] != 0;
@@ -744,8 +757,8 @@ TEST(HopperWrappersMisc, LdmatrixStmatrixExp2PackElect) {
       const int row = i / 16, col = i % 16;
       const int m = (row / 8) + 2 * (col / 8);
       const uint16_t want = m < covered[k] ? tile[i] : 0xFFFF;
-      EXPECT_EQ(back[k * 256 + i], want) << "stmatrix variant " << k << " element (" << row
-                                         << ", " << col << ")";
+      EXPECT_EQ(back[k * 256 + i], want)
+          << "stmatrix variant " << k << " element (" << row << ", " << col << ")";
     }
   }
   for (int l = 0; l < 32; ++l) {

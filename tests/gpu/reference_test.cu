@@ -42,8 +42,8 @@ struct Tensor {
   }
   static Result<Tensor> normal(std::int64_t count, std::uint64_t seed, std::uint64_t index) {
     PTXB_ASSIGN_OR_RETURN(Tensor t, create(DType::kBFloat16, count));
-    PTXB_RETURN_IF_ERROR(fill_normal(t.buffer.data(), DType::kBFloat16, count, seed, index,
-                                     nullptr));
+    PTXB_RETURN_IF_ERROR(
+        fill_normal(t.buffer.data(), DType::kBFloat16, count, seed, index, nullptr));
     return Result<Tensor>(std::move(t));
   }
   static Result<Tensor> poisoned(DType dtype, std::int64_t count) {
@@ -58,9 +58,8 @@ struct Tensor {
 // Compares on the GPU with the DESIGN §3.5 rule and prints exactly what mismatched.
 void expect_matches(const std::string& what, const Tensor& candidate, const Tensor& reference) {
   ASSERT_EQ(candidate.count, reference.count) << what;
-  auto result = compare_on_device(candidate.buffer.data(), candidate.dtype,
-                                  reference.buffer.data(), reference.dtype, candidate.count, {},
-                                  nullptr);
+  auto result = compare_on_device(candidate.buffer.data(), candidate.dtype, reference.buffer.data(),
+                                  reference.dtype, candidate.count, {}, nullptr);
   ASSERT_TRUE(result.ok()) << what << ": " << result.error().message;
   EXPECT_TRUE(result->passed()) << what << " mismatches: " << result->to_json().dump();
   EXPECT_EQ(result->num_nonfinite_reference, 0) << what << ": reference has non-finite values";
@@ -134,9 +133,13 @@ void check_gemm(std::int64_t M, std::int64_t N, std::int64_t K) {
   std::printf("[ info ] %s\n", backend->describe()["shapes"][0]["algorithm"].dump().c_str());
 }
 
-TEST(ReferenceGemm, CublasLtMatchesPlainSmall) { check_gemm(256, 384, 512); }
+TEST(ReferenceGemm, CublasLtMatchesPlainSmall) {
+  check_gemm(256, 384, 512);
+}
 
-TEST(ReferenceGemm, CublasLtMatchesPlainFullSize) { check_gemm(8192, 7168, 5120); }
+TEST(ReferenceGemm, CublasLtMatchesPlainFullSize) {
+  check_gemm(8192, 7168, 5120);
+}
 
 TEST(ReferenceGemm, PlainBackendAbiWritesBf16OfTheFp32Result) {
   constexpr std::int64_t M = 100, N = 72, K = 40;  // not multiples of the 16x16 tile
@@ -243,8 +246,8 @@ TEST(ReferenceAttention, CudnnForwardMatchesPlain) {
     ASSERT_OK_AND_ASSIGN(auto cudnn, make_reference("cudnn_sdpa_fwd", c.causal));
     ASSERT_OK(invoke_forward(*cudnn, s, in, o, lse));
     ASSERT_OK(plain_attention_forward(in.q.bf16(), in.k.bf16(), in.v.bf16(), o_ref.f32(),
-                                      DType::kFloat32, lse_ref.f32(), s.batch, s.heads,
-                                      s.seq_len, s.head_dim, c.causal, nullptr));
+                                      DType::kFloat32, lse_ref.f32(), s.batch, s.heads, s.seq_len,
+                                      s.head_dim, c.causal, nullptr));
     expect_matches(case_name(c) + " cuDNN O vs plain", o, o_ref);
     expect_matches(case_name(c) + " cuDNN LSE vs plain", lse, lse_ref);
     std::printf("[ info ] engine %s\n", cudnn->describe()["shapes"][0]["engine"].dump().c_str());
@@ -340,9 +343,9 @@ TEST(ReferenceTiming, PrintsFullSizeLatencies) {
     std::printf("[ time ]   algorithm %s\n", algo.dump().c_str());
     CompareOptions options;
     options.poison_bits = poison_pattern(DType::kBFloat16, 0);
-    ASSERT_OK_AND_ASSIGN(CompareResult self, compare_on_device(c.bf16(), DType::kBFloat16,
-                                                               c.bf16(), DType::kBFloat16, M * N,
-                                                               options, nullptr));
+    ASSERT_OK_AND_ASSIGN(CompareResult self,
+                         compare_on_device(c.bf16(), DType::kBFloat16, c.bf16(), DType::kBFloat16,
+                                           M * N, options, nullptr));
     EXPECT_EQ(self.num_equal_poison, 0) << "GEMM left elements unwritten";
     EXPECT_EQ(self.num_nonfinite_candidate, 0);
   }
@@ -373,8 +376,8 @@ TEST(ReferenceTiming, PrintsFullSizeLatencies) {
     ASSERT_OK_AND_ASSIGN(float bwd_ms, median_ms([&] {
                            return backward.run(in.q.bf16(), in.k.bf16(), in.v.bf16(), o.bf16(),
                                                in.d_o.bf16(), lse.f32(), dq.bf16(), dk.bf16(),
-                                               dv.bf16(), s.batch, s.heads, s.head_dim,
-                                               s.seq_len, nullptr);
+                                               dv.bf16(), s.batch, s.heads, s.head_dim, s.seq_len,
+                                               nullptr);
                          }));
     // Backward = 2.5x the forward's matmul FLOPs (five S x S x D products instead of two).
     std::printf("[ time ] cuDNN SDPA bwd %s %s: %.3f ms, %.0f TFLOP/s (expect ~%s ms), engine %s\n",

@@ -93,7 +93,8 @@ TEST(HttpModelClient, OpenRouterReasoningFieldIsEstimatedWithoutACount) {
 
 TEST(HttpModelClient, AnthropicThinkingBlocksAndHeaders) {
   ScriptedHttpServer server([](const ScriptedRequest&) {
-    return testing::anthropic_answer("```cuda\nvoid run() {}\n```", "Let me plan the pipeline.", 5000, 900);
+    return testing::anthropic_answer("```cuda\nvoid run() {}\n```", "Let me plan the pipeline.",
+                                     5000, 900);
   });
   CurlHttpTransport transport;
   ModelConfig config = config_for(server, "anthropic");
@@ -239,7 +240,8 @@ TEST(HttpModelClient, StalledConnectionHitsTheTimeout) {
   HttpModelClient client(config, kKey, transport, waits.sleeper());
   const auto start = std::chrono::steady_clock::now();
   auto reply = client.complete(kConversation);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   EXPECT_EQ(reply->attempts, 2);
   EXPECT_NE(reply->retries.at(0).find("[timeout]"), std::string::npos) << reply->retries.at(0);
@@ -260,19 +262,23 @@ TEST(HttpModelClient, StalledConnectionHitsTheTimeout) {
 
 TEST(HttpModelClient, ContextWindowErrorsAreRecognisedAndNotRetried) {
   const std::vector<std::pair<std::string, ScriptedResponse>> cases = {
-      {"openai",
-       testing::json_response(400, Json{{"error",
-                                         {{"message", "This model's maximum context length is 8192 tokens."},
-                                          {"type", "invalid_request_error"},
-                                          {"code", "context_length_exceeded"}}}})},
+      {"openai", testing::json_response(
+                     400, Json{{"error",
+                                {{"message", "This model's maximum context length is 8192 tokens."},
+                                 {"type", "invalid_request_error"},
+                                 {"code", "context_length_exceeded"}}}})},
       {"openai",  // vLLM's wording, no structured code
        testing::json_response(400, Json{{"object", "error"},
-                                        {"message", "This model's maximum context length is 32768 tokens. However, you requested 40000 tokens"},
+                                        {"message",
+                                         "This model's maximum context length is 32768 tokens. "
+                                         "However, you requested 40000 tokens"},
                                         {"code", 400}})},
       {"anthropic",
-       testing::json_response(400, Json{{"type", "error"},
-                                        {"error", {{"type", "invalid_request_error"},
-                                                   {"message", "prompt is too long: 210000 tokens > 200000 maximum"}}}})},
+       testing::json_response(
+           400, Json{{"type", "error"},
+                     {"error",
+                      {{"type", "invalid_request_error"},
+                       {"message", "prompt is too long: 210000 tokens > 200000 maximum"}}}})},
       {"anthropic",
        testing::json_response(200, Json{{"type", "message"},
                                         {"content", Json::array()},
@@ -295,8 +301,10 @@ TEST(HttpModelClient, ContextWindowErrorsAreRecognisedAndNotRetried) {
 TEST(HttpModelClient, AuthFailureIsFinalAndTheEchoedKeyIsRedacted) {
   ScriptedHttpServer server([](const ScriptedRequest& request) {
     // Some providers echo the key they were given.
-    const std::string given = request.headers.count("authorization") ? request.headers.at("authorization") : "";
-    return testing::json_response(401, Json{{"error", {{"message", "Incorrect API key provided: " + given}}}});
+    const std::string given =
+        request.headers.count("authorization") ? request.headers.at("authorization") : "";
+    return testing::json_response(
+        401, Json{{"error", {{"message", "Incorrect API key provided: " + given}}}});
   });
   CurlHttpTransport transport;
   Waits waits;

@@ -24,14 +24,16 @@ TEST(ModelConfig, ParsesEveryFieldAndAppliesApiDefaults) {
   EXPECT_EQ(config->retry.max_attempts, 3);
   EXPECT_EQ(config->retry.backoff_base_seconds, 1.0);
 
-  auto anthropic = ModelConfig::from_json(Json::parse(R"({"api": "anthropic", "model": "claude-x"})"), "$");
+  auto anthropic =
+      ModelConfig::from_json(Json::parse(R"({"api": "anthropic", "model": "claude-x"})"), "$");
   ASSERT_TRUE(anthropic.ok());
   EXPECT_EQ(anthropic->name, "claude-x");
   EXPECT_EQ(anthropic->base_url, "https://api.anthropic.com");
   EXPECT_EQ(anthropic->api_key_env, "ANTHROPIC_API_KEY");
   EXPECT_EQ(anthropic->max_tokens, 32000);  // the Messages API requires one
 
-  auto gemini = ModelConfig::from_json(Json::parse(R"({"api": "gemini", "model": "gemini-3-pro"})"), "$");
+  auto gemini =
+      ModelConfig::from_json(Json::parse(R"({"api": "gemini", "model": "gemini-3-pro"})"), "$");
   ASSERT_TRUE(gemini.ok());
   EXPECT_NE(gemini->base_url.find("/v1beta/openai"), std::string::npos);
   EXPECT_EQ(gemini->api_key_env, "GEMINI_API_KEY");
@@ -40,13 +42,19 @@ TEST(ModelConfig, ParsesEveryFieldAndAppliesApiDefaults) {
 TEST(ModelConfig, ErrorsNameTheJsonPath) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"api": "openai"})", "$.models[2].model: missing"},
-      {R"({"api": "cohere", "model": "m"})", "$.models[2].api: \"cohere\" is not one of openai, anthropic, gemini, replay"},
-      {R"({"api": "openai", "model": "m", "temprature": 1})", "$.models[2].temprature: unknown field"},
-      {R"({"api": "openai", "model": "m", "temperature": 3})", "$.models[2].temperature: 3 is out of range"},
-      {R"({"api": "openai", "model": "m", "max_tokens": 1.5})", "$.models[2].max_tokens: expected an integer"},
-      {R"({"api": "openai", "model": "m", "extra_body": []})", "$.models[2].extra_body: expected an object"},
+      {R"({"api": "cohere", "model": "m"})",
+       "$.models[2].api: \"cohere\" is not one of openai, anthropic, gemini, replay"},
+      {R"({"api": "openai", "model": "m", "temprature": 1})",
+       "$.models[2].temprature: unknown field"},
+      {R"({"api": "openai", "model": "m", "temperature": 3})",
+       "$.models[2].temperature: 3 is out of range"},
+      {R"({"api": "openai", "model": "m", "max_tokens": 1.5})",
+       "$.models[2].max_tokens: expected an integer"},
+      {R"({"api": "openai", "model": "m", "extra_body": []})",
+       "$.models[2].extra_body: expected an object"},
       {R"({"api": "openai", "model": "m", "base_url": "localhost:8000"})", "$.models[2].base_url"},
-      {R"({"api": "openai", "model": "m", "retry": {"tries": 3}})", "$.models[2].retry.tries: unknown field"},
+      {R"({"api": "openai", "model": "m", "retry": {"tries": 3}})",
+       "$.models[2].retry.tries: unknown field"},
   };
   for (const auto& [text, expected] : cases) {
     auto config = ModelConfig::from_json(Json::parse(text), "$.models[2]");
@@ -56,9 +64,11 @@ TEST(ModelConfig, ErrorsNameTheJsonPath) {
 }
 
 TEST(ModelConfig, AKeyInTheConfigIsRefused) {
-  auto config = ModelConfig::from_json(Json::parse(R"({"api": "openai", "model": "m", "api_key": "sk-x"})"), "$.models[0]");
+  auto config = ModelConfig::from_json(
+      Json::parse(R"({"api": "openai", "model": "m", "api_key": "sk-x"})"), "$.models[0]");
   ASSERT_FALSE(config.ok());
-  EXPECT_NE(config.error().message.find("$.models[0].api_key: API keys are never written"), std::string::npos)
+  EXPECT_NE(config.error().message.find("$.models[0].api_key: API keys are never written"),
+            std::string::npos)
       << config.error().message;
 }
 
@@ -66,7 +76,8 @@ TEST(ModelConfig, ShortcutsNameProviderModelAndUrl) {
   auto replay = ModelConfig::from_shortcut("replay");
   ASSERT_TRUE(replay.ok());
   EXPECT_TRUE(replay->is_replay());
-  EXPECT_EQ(replay->to_json(), Json::parse(R"({"name": "replay", "api": "replay", "replay_dir": ""})"));
+  EXPECT_EQ(replay->to_json(),
+            Json::parse(R"({"name": "replay", "api": "replay", "replay_dir": ""})"));
 
   auto openrouter = ModelConfig::from_shortcut("openrouter:anthropic/claude-opus");
   ASSERT_TRUE(openrouter.ok());
@@ -91,7 +102,8 @@ TEST(WireFormat, ExtraBodyOverridesAndNullRemoves) {
   config.api = "openai";
   config.model = "o-model";
   config.max_tokens = 4096;
-  config.extra_body = Json{{"max_tokens", nullptr}, {"max_completion_tokens", 8000}, {"reasoning_effort", "high"}};
+  config.extra_body =
+      Json{{"max_tokens", nullptr}, {"max_completion_tokens", 8000}, {"reasoning_effort", "high"}};
   const Json body = make_wire_format("openai")->body(config, {{"user", "hi"}});
   EXPECT_FALSE(body.contains("max_tokens"));
   EXPECT_EQ(body["max_completion_tokens"], 8000);
@@ -108,33 +120,53 @@ TEST(WireFormat, OpenAiUsageVariants) {
   EXPECT_EQ(gemini->usage.completion, 300);
   EXPECT_EQ(gemini->usage.reasoning_source, "reported_total");
   // Content as parts; null content.
-  auto parts = format->parse(R"({"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}]})");
+  auto parts = format->parse(
+      R"({"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}]})");
   ASSERT_TRUE(parts.ok());
   EXPECT_EQ(parts->content, "ab");
-  auto empty = format->parse(R"({"choices":[{"message":{"content":null,"reasoning_content":"only thoughts"}}]})");
+  auto empty = format->parse(
+      R"({"choices":[{"message":{"content":null,"reasoning_content":"only thoughts"}}]})");
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->content, "");
   EXPECT_EQ(empty->reasoning, "only thoughts");
   // No choices; an error object with status 200 (gateways do this).
   EXPECT_EQ(format->parse(R"({"choices":[]})").error().code, "bad_response");
-  EXPECT_EQ(format->parse(R"({"error":{"message":"upstream failed","code":502}})").error().code, "server");
+  EXPECT_EQ(format->parse(R"({"error":{"message":"upstream failed","code":502}})").error().code,
+            "server");
 }
 
 TEST(WireFormat, ThinkBlocksSplitOffTheAnswer) {
-  EXPECT_EQ(split_think_block("<think>plan</think>\n\nanswer"), (std::pair<std::string, std::string>{"answer", "plan"}));
+  EXPECT_EQ(split_think_block("<think>plan</think>\n\nanswer"),
+            (std::pair<std::string, std::string>{"answer", "plan"}));
   // Qwen3 templates put <think> in the prompt: only the closing tag is in the content.
-  EXPECT_EQ(split_think_block("plan\n</think>\nanswer"), (std::pair<std::string, std::string>{"answer", "plan"}));
-  EXPECT_EQ(split_think_block("no thoughts"), (std::pair<std::string, std::string>{"no thoughts", ""}));
+  EXPECT_EQ(split_think_block("plan\n</think>\nanswer"),
+            (std::pair<std::string, std::string>{"answer", "plan"}));
+  EXPECT_EQ(split_think_block("no thoughts"),
+            (std::pair<std::string, std::string>{"no thoughts", ""}));
 }
 
 TEST(ApiError, ClassifiesStatusesAndContextWindowWording) {
   EXPECT_EQ(api_error_from_body(401, R"({"error":{"message":"bad key"}})").code, "auth");
   EXPECT_EQ(api_error_from_body(429, "slow").code, "rate_limited");
-  EXPECT_EQ(api_error_from_body(529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})").code, "server");
+  EXPECT_EQ(
+      api_error_from_body(
+          529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})")
+          .code,
+      "server");
   EXPECT_EQ(api_error_from_body(404, R"({"error":{"message":"model not found"}})").code, "client");
-  EXPECT_EQ(api_error_from_body(400, R"({"error":{"message":"bad","code":"context_length_exceeded"}})").code, kContextWindowError);
-  EXPECT_EQ(api_error_from_body(400, R"({"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}})").code, kContextWindowError);
-  EXPECT_EQ(api_error_from_body(400, R"({"error":{"message":"temperature must be at most 1"}})").code, "client");
+  EXPECT_EQ(
+      api_error_from_body(400, R"({"error":{"message":"bad","code":"context_length_exceeded"}})")
+          .code,
+      kContextWindowError);
+  EXPECT_EQ(
+      api_error_from_body(
+          400,
+          R"({"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}})")
+          .code,
+      kContextWindowError);
+  EXPECT_EQ(
+      api_error_from_body(400, R"({"error":{"message":"temperature must be at most 1"}})").code,
+      "client");
   const Error e = api_error_from_body(500, "<html>gateway</html>");
   EXPECT_EQ(e.code, "server");
   EXPECT_NE(e.message.find("HTTP 500: <html>gateway</html>"), std::string::npos);

@@ -185,8 +185,8 @@ TEST(PackComposition, PathsMayNotLeaveThePack) {
 TEST(TokenEstimate, IsBytesOverThreePointFiveRoundedUp) {
   EXPECT_EQ(approx_tokens(""), 0u);
   EXPECT_EQ(approx_tokens("abc"), 1u);
-  EXPECT_EQ(approx_tokens("abcdefg"), 2u);    // 7 bytes = exactly 2 tokens
-  EXPECT_EQ(approx_tokens("abcdefgh"), 3u);   // rounds up
+  EXPECT_EQ(approx_tokens("abcdefg"), 2u);   // 7 bytes = exactly 2 tokens
+  EXPECT_EQ(approx_tokens("abcdefgh"), 3u);  // rounds up
   EXPECT_EQ(approx_tokens_for_bytes(77000), 22000u);
 }
 

@@ -16,8 +16,9 @@
 namespace ptxb::testing {
 
 // fork + exec with `env` (KEY=VALUE) and stdout/stderr redirected to files. Returns the pid.
-inline pid_t spawn_process(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                           const std::string& stdout_path, const std::string& stderr_path) {
+inline pid_t spawn_process(const std::vector<std::string>& argv,
+                           const std::vector<std::string>& env, const std::string& stdout_path,
+                           const std::string& stderr_path) {
   std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -43,7 +43,8 @@ bool read_request(int fd, ScriptedRequest& request) {
         for (std::size_t i = 1; i < lines.size(); ++i) {
           const std::size_t colon = lines[i].find(':');
           if (colon == std::string::npos) continue;
-          request.headers[to_lower(trim(lines[i].substr(0, colon)))] = trim(lines[i].substr(colon + 1));
+          request.headers[to_lower(trim(lines[i].substr(0, colon)))] =
+              trim(lines[i].substr(colon + 1));
         }
         if (request.headers.count("content-length"))
           content_length = std::stoul(request.headers["content-length"]);
@@ -67,13 +68,20 @@ bool read_request(int fd, ScriptedRequest& request) {
 
 const char* reason_phrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
   }
 }
 
@@ -99,7 +107,9 @@ ScriptedHttpServer::ScriptedHttpServer(Handler handler) : handler_(std::move(han
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 
-ScriptedHttpServer::~ScriptedHttpServer() { stop(); }
+ScriptedHttpServer::~ScriptedHttpServer() {
+  stop();
+}
 
 void ScriptedHttpServer::stop() {
   if (stopping_.exchange(true)) return;
@@ -156,8 +166,9 @@ void ScriptedHttpServer::serve(int fd) {
     return;
   }
   if (!response.drop) {
-    std::string text = fmt::format("HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\n",
-                                   response.status, reason_phrase(response.status), response.body.size());
+    std::string text =
+        fmt::format("HTTP/1.1 {} {}\r\nContent-Length: {}\r\nConnection: close\r\n",
+                    response.status, reason_phrase(response.status), response.body.size());
     bool has_type = false;
     for (const auto& [name, value] : response.headers) {
       text += name + ": " + value + "\r\n";
@@ -183,7 +194,8 @@ std::vector<ScriptedRequest> ScriptedHttpServer::requests() const {
 
 bool ScriptedHttpServer::wait_for_requests(int count, std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(mutex_);
-  return arrived_.wait_for(lock, timeout, [&] { return static_cast<int>(requests_.size()) >= count; });
+  return arrived_.wait_for(lock, timeout,
+                           [&] { return static_cast<int>(requests_.size()) >= count; });
 }
 
 ScriptedResponse json_response(int status, const Json& body) {
@@ -201,14 +213,16 @@ ScriptedResponse openai_answer(const std::string& content, const std::string& re
   Json usage{{"prompt_tokens", prompt_tokens},
              {"completion_tokens", completion_tokens},
              {"total_tokens", prompt_tokens + completion_tokens}};
-  if (reasoning_tokens >= 0) usage["completion_tokens_details"] = {{"reasoning_tokens", reasoning_tokens}};
-  return json_response(200, Json{{"id", "chatcmpl-test"},
-                                 {"object", "chat.completion"},
-                                 {"model", "scripted"},
-                                 {"choices", Json::array({Json{{"index", 0},
-                                                               {"message", message},
-                                                               {"finish_reason", "stop"}}})},
-                                 {"usage", usage}});
+  if (reasoning_tokens >= 0)
+    usage["completion_tokens_details"] = {{"reasoning_tokens", reasoning_tokens}};
+  return json_response(
+      200,
+      Json{{"id", "chatcmpl-test"},
+           {"object", "chat.completion"},
+           {"model", "scripted"},
+           {"choices",
+            Json::array({Json{{"index", 0}, {"message", message}, {"finish_reason", "stop"}}})},
+           {"usage", usage}});
 }
 
 ScriptedResponse anthropic_answer(const std::string& text, const std::string& thinking,
@@ -217,13 +231,14 @@ ScriptedResponse anthropic_answer(const std::string& text, const std::string& th
   if (!thinking.empty())
     content.push_back(Json{{"type", "thinking"}, {"thinking", thinking}, {"signature", "sig"}});
   content.push_back(Json{{"type", "text"}, {"text", text}});
-  return json_response(200, Json{{"id", "msg_test"},
-                                 {"type", "message"},
-                                 {"role", "assistant"},
-                                 {"model", "scripted"},
-                                 {"content", content},
-                                 {"stop_reason", "end_turn"},
-                                 {"usage", {{"input_tokens", input_tokens}, {"output_tokens", output_tokens}}}});
+  return json_response(
+      200, Json{{"id", "msg_test"},
+                {"type", "message"},
+                {"role", "assistant"},
+                {"model", "scripted"},
+                {"content", content},
+                {"stop_reason", "end_turn"},
+                {"usage", {{"input_tokens", input_tokens}, {"output_tokens", output_tokens}}}});
 }
 
 int assistant_messages_in(const std::string& request_body) {

@@ -32,9 +32,9 @@ struct ScriptedResponse {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  int delay_ms = 0;          // wait before answering
-  bool stall = false;        // never answer (at most 120 s)
-  bool drop = false;         // close the connection without answering
+  int delay_ms = 0;    // wait before answering
+  bool stall = false;  // never answer (at most 120 s)
+  bool drop = false;   // close the connection without answering
 };
 
 class ScriptedHttpServer {
