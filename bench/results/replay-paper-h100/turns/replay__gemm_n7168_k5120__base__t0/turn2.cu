@@ -1,41 +1,96 @@
-// PTXBench expert reference, task gemm_n7168_k5120, rung 2: warp-specialized, persistent
-// TMA -> wgmma pipeline with a setmaxnreg register split.
+// PTXBench expert reference, task gemm_n7168_k5120, rung 3: persistent warp-specialized
+// TMA -> wgmma pipeline on 2-CTA clusters with a multicast B panel and a TMA-store epilogue.
 //
 //   C[M,N] = A[M,K] · B[N,K]^T   A row-major [M,K] bf16, B row-major [N,K] bf16 (both K-major),
 //   C row-major [M,N] bf16, fp32 accumulation. N = 7168 and K = 5120 are fixed by the task;
-//   M is free (benchmark: 8192). Any M >= 1 works: TMA zero-fills the rows past M in the last
-//   M tile and the epilogue does not store them.
+//   M is free (benchmark: 8192). Any M >= 1 works: TMA zero-fills A rows past M on load and
+//   clips C rows past M on store.
 //
 // Design
 //   CTA tile        BM x BN x BK = 128 x 256 x 64 (one k-tile = 4 wgmma k16 steps).
+//   Cluster         2 x 1 CTAs along M: the pair computes C[m0 .. m0+255, n0 .. n0+255] and
+//                   shares the B panel. Each CTA loads its own 128 x 64 A tile (16 KiB) and one
+//                   128-row half of the 256 x 64 B tile (16 KiB) with .multicast::cluster into
+//                   both CTAs' shared memory, so per CTA the L2 -> SM traffic per k-tile drops
+//                   from 48 KiB to 32 KiB (PTX ISA 9.7.9.25 cp.async.bulk.tensor, .multicast).
 //   Threads         384 = 3 warpgroups, __launch_bounds__(384, 1):
 //                     warpgroup 0  producer. One elected lane of warp 0 issues every TMA load;
-//                                  warps 1-3 only take part in setmaxnreg and then retire.
+//                                  warps 1-3 idle until the final cluster barrier.
 //                     warpgroups 1, 2  consumers. Consumer c computes rows 64c..64c+63 of the
 //                                  CTA tile with wgmma.m64n256k16 (SS): 128 fp32 accumulators
 //                                  per thread; it also runs the epilogue of its 64 x 256 slice.
 //   Register split  setmaxnreg: producer dec to 40, consumers inc to 232
-//                   (128*40 + 256*232 = 64,512 <= 65,536; PTX ISA "setmaxnreg", 9.7.19).
-//                   Launch budget 65,536 / 384 -> 168 per thread.
-//   Pipeline        4 stages x 48 KiB (A 16 KiB + B 32 KiB) = 192 KiB of dynamic shared memory
-//                   + 1 KiB alignment slack + barriers. full[s]: 1 arrival (producer's
-//                   arrive.expect_tx) + 48 KiB of TMA transactions; empty[s]: 2 arrivals (one
-//                   elected thread per consumer warpgroup, after wgmma.wait_group shows the
-//                   wgmmas that read stage s are done). Stage index and parity bits run on
-//                   across tiles on both sides; each side flips its parity when it wraps.
-//   Schedule        persistent: grid = min(#tiles, #SMs) CTAs (132 on H100/H200), CTA b takes
-//                   tiles b, b + grid, ... of the 64 x 28 = 1792 tiles (M = 8192), mapped with a
-//                   grouped raster (16 M-tiles per group) so concurrently running tiles share A
-//                   and B panels in L2. The producer runs ahead into the next tile while the
-//                   consumers are in their epilogue, so the next main loop starts with a full
-//                   ring.
-//   Epilogue        fp32 -> bf16x2 (cvt.rn) from the accumulator fragment, 4-byte global stores.
+//                   (128*40 + 256*232 = 64,512 <= 65,536; PTX ISA "setmaxnreg"). ptxas compiles
+//                   the whole kernel within the launch budget 65,536 / 384 = 168 registers/thread:
+//                   0 spills, no C7520 (wgmma serialisation) warning.
+//   Pipeline        4 stages x 48 KiB (A 16 KiB + B 32 KiB) = 192 KiB, + 32 KiB epilogue
+//                   staging, + 1 KiB alignment slack + barriers = 225 KiB of dynamic smem.
+//                   full[s]: 1 arrival (own producer's arrive.expect_tx of 48 KiB) + 48 KiB of
+//                   transactions (own A, own B half, the peer's multicast B half).
+//                   empty[s]: 4 arrivals = the 2 consumer warpgroups of BOTH CTAs, because
+//                   either producer's multicast overwrites stage s in both CTAs; consumers
+//                   arrive locally and remotely (mapa + mbarrier.arrive.relaxed.cluster).
+//                   A peer's multicast bytes for phase p+1 cannot reach full[s] before its
+//                   phase p completed here: the peer producer first waits for our consumers'
+//                   release of phase p, which they give only after observing it complete.
+//   Barrier scopes  consumers wait on full[s] at CTA scope and release stages with a relaxed
+//                   remote arrive. The pack's cluster-scope forms (try_wait.acquire.cluster ->
+//                   CCTL.IVALL per k-tile; arrive.release.cluster -> MEMBAR.ALL.GPU per k-tile)
+//                   measured 1.094 ms (0.687x) -- see the table.
+//   Schedule        persistent: grid = 2 x P, P = max co-resident 2-CTA clusters from
+//                   cudaOccupancyMaxActiveClusters (66 if all 132 SMs pair up; the value was not
+//                   logged). Cluster tiles are 256 x 256 (32 x 28 = 896 for M = 8192), grouped
+//                   raster of 8 cluster rows. Cluster q first takes the data-parallel tiles
+//                   q, q + P, ... of the full rounds (P = 66: 13 x 66 = 858), then stream-K: the
+//                   k-tiles of the leftover tiles (38 x 80 = 3040) are split evenly over the P
+//                   clusters (46-47 each, instead of 38 clusters running a 14th round). A share
+//                   is shorter than a tile: its first piece (a tile's end) is written as fp32
+//                   partials to a workspace slot and counted on a per-tile flag
+//                   (red.release.gpu); the piece holding k = 0 of the tile waits for the count
+//                   (ld.acquire.gpu), adds the partials and stores. The wait relies on every
+//                   CTA of the grid being resident at once, which the occupancy-sized grid
+//                   guarantees on an otherwise idle GPU.
+//                   Both CTAs of a cluster walk the same schedule, so their k-tiles pair up.
+//   Epilogue        per warp: its 16 x 256 accumulator rows are converted to bf16 (cvt.rn),
+//                   written with stmatrix.x4 into a 128B-swizzled 16 x 64 staging box (2 KiB,
+//                   2 per warp, double-buffered), fence.proxy.async, __syncwarp, then lane 0
+//                   issues a TMA store of the box (cp.async.bulk.tensor, bulk_group) and, before
+//                   refilling a box, waits with cp.async.bulk.wait_group.read 1. The stores drain
+//                   while the warp already runs the next tile's main loop.
+//   Teardown        barrier.cluster at start (barrier inits visible before a peer's multicast or
+//                   remote arrive) and at the end (no CTA exits while its peer may still write
+//                   into its shared memory or arrive on its barriers).
+//   Scratch         kept across calls (allowed by the ABI): fp32 workspace of one 128 x 256 tile
+//                   per CTA (16.5 MiB for 132 CTAs) and one flag per (stream-K tile, rank), both
+//                   allocated with cudaMallocAsync on the first call's stream; finalisers re-zero
+//                   the flags they consumed.
 //
-// Build: ptxbench compile rung2_warp_specialized.cu --task gemm_n7168_k5120
+// Build: ptxbench compile rung3_cluster_multicast.cu --task gemm_n7168_k5120
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
-// Measured speed (H200, 2026-11-29, `ptxbench eval`, CUPTI median with L2 flushed, 3 seeds):
-// 0.820-0.821 ms = 732-733 TFLOP/s, 0.914-0.918x cuBLASLt (0.750-0.753 ms); PASSED, dynamic_present.
-// The fastest rung: the `replay` model's default GEMM answer (issue 9).
+//
+// Measured (H200, 2026-11-29, `ptxbench eval`, CUPTI median with L2 flushed; all PASSED; the
+// cuBLASLt reference moved between 0.734 and 0.761 ms across calls, so compare rows of one call):
+//   call  seed  variant (one change from this file)                  ms      ref ms  ratio
+//   1     21    this file                                            0.7395  0.7343  0.993x
+//   1     21    no stream-K tail (14 data-parallel rounds)           0.7525  0.7363  0.978x
+//   1     21    no cluster (kClusterM = 1, no multicast)             0.8162  0.7354  0.901x
+//   2     22    this file                                            0.7519  0.7602  1.011x
+//   2     22    4-CTA cluster along M (quarter B each), group 4      0.7860  0.7610  0.968x
+//   2     22    4-CTA cluster + L2 promotion 256B                    0.7843  0.7503  0.957x
+//   2     22    raster group 4 cluster rows                          0.7610  0.7511  0.987x
+//   2     22    raster group 16 cluster rows                         0.7577  0.7485  0.988x
+//   2     22    A/B tensor maps with L2 promotion 256B               0.7510  0.7526  1.002x
+//   3     23    this file                                            0.7543  0.7572  1.004x
+//   3     23    rung-2 epilogue (bf16x2 st.global, no TMA store)     0.8068  0.7542  0.935x
+//   3     23    pack barrier scopes (acquire/release.cluster)        1.0940  0.7518  0.687x
+//   3     23    raster group 12 cluster rows                         0.7555  0.7509  0.994x
+//   3     23    A/B tensor maps with L2 promotion 256B               0.7541  0.7539  1.000x
+//   4     31    this file, with ncu: dynamic_present (GMMA, TMA)     0.7538  0.7537  1.000x
+//   4     32    this file, with ncu: dynamic_present (GMMA, TMA)     0.7543  0.7522  0.997x
+// Kept: 2-CTA multicast (+9-10% vs no cluster), TMA-store epilogue (+7% vs direct stores),
+// stream-K tail (+1.7%). Not kept: 4-CTA clusters, other raster groups, L2 promotion 256B
+// (within noise). vs rung 2 (0.820 ms, 0.914-0.918x on 2026-11-29): 0.740-0.754 ms = 797-813
+// TFLOP/s, 0.993-1.011x cuBLASLt.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -54,146 +109,252 @@ constexpr int kBM = 128;
 constexpr int kBN = 256;
 constexpr int kBK = 64;  // 64 bf16 = 128 B = exactly one 128B-swizzle span (TMA box inner dim)
 constexpr int kStages = 4;
+constexpr int kClusterM = 2;  // CTAs per cluster, stacked along M, sharing the B panel
 constexpr int kConsumerWarpgroups = kBM / 64;
-constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
+constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
+constexpr int kThreads = 128 + kConsumerThreads;
 constexpr int kKTiles = kK / kBK;
 constexpr int kTilesN = kN / kBN;
-constexpr int kGroupM = 16;  // M tiles per raster group
+constexpr int kGroupClusterRows = 8;  // cluster-tile rows (of 2 x 128 M rows) per raster group
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
+// Stream-K tail: the cluster tiles left over after the last full round are split by k-range
+// over all clusters, unless a cluster's share would be shorter than this many k-tiles.
+constexpr bool kStreamKTail = true;
+constexpr int kMinStreamKTiles = 16;
+constexpr CUtensorMapL2promotion kOperandL2Promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
 
-constexpr uint32_t kStageABytes = kBM * kBK * 2;  // 16 KiB
-constexpr uint32_t kStageBBytes = kBN * kBK * 2;  // 32 KiB
-constexpr uint32_t kStageBytes = kStageABytes + kStageBBytes;
-constexpr uint32_t kWarpgroupABytes = 64 * kBK * 2;  // 8 KiB: rows 64c.. of the A stage
+constexpr uint32_t kStageABytes = kBM * kBK * 2;              // 16 KiB
+constexpr uint32_t kStageBBytes = kBN * kBK * 2;              // 32 KiB
+constexpr uint32_t kBSliceBytes = kStageBBytes / kClusterM;   // 16 KiB: one CTA's B half
+constexpr int kBSliceRows = kBN / kClusterM;                  // 128
+constexpr uint32_t kStageBytes = kStageABytes + kStageBBytes; // expected tx per stage per CTA
+constexpr uint32_t kWarpgroupABytes = 64 * kBK * 2;           // 8 KiB: rows 64c.. of the A stage
+// Epilogue staging: per consumer warp 2 boxes of 16 rows x 64 cols bf16 (128 B rows, 2 KiB).
+constexpr int kEpiBoxRows = 16;
+constexpr int kEpiBoxCols = 64;
+constexpr uint32_t kEpiBoxBytes = kEpiBoxRows * kEpiBoxCols * 2;
+constexpr int kEpiBoxesPerWarp = 2;
+constexpr uint32_t kEpiBytes = (kConsumerThreads / 32) * kEpiBoxesPerWarp * kEpiBoxBytes;  // 32 KiB
 constexpr uint32_t kBarrierBytes = 2 * kStages * sizeof(uint64_t);
-constexpr uint32_t kSmemBytes = kStages * kStageBytes + kBarrierBytes + 1024;  // + align slack
+constexpr uint32_t kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;
+constexpr int kPartialFloats = kBM * kBN;  // fp32 partial tile per CTA in the workspace
+constexpr uint32_t kFixupBarrier = 1;      // named barrier of the 256 consumer threads
 
 static_assert(kN % kBN == 0, "N must be a multiple of the CTA tile N");
 static_assert(kK % kBK == 0, "K must be a multiple of the k-tile");
 static_assert(kKTiles >= kStages, "producer tail: every CTA filled each stage at least once");
-static_assert(kBK * 2 == 128, "k-tile rows = exactly the 128 B swizzle span (contract 3.1.2)");
+static_assert(kBK * 2 == 128, "k-tile rows = exactly the 128 B swizzle span");
 static_assert(kBM % 64 == 0 && kBN % 8 == 0 && kBN <= 256, "wgmma m64nNk16: N in 8..256");
-static_assert(kBM <= 256 && kBN <= 256, "TMA boxDim[i] <= 256");
-static_assert(kStageABytes % 1024 == 0 && kStageBBytes % 1024 == 0 && kWarpgroupABytes % 1024 == 0,
+static_assert(kBM <= 256 && kBSliceRows <= 256, "TMA boxDim[i] <= 256");
+static_assert(kStageABytes % 1024 == 0 && kBSliceBytes % 1024 == 0 && kWarpgroupABytes % 1024 == 0,
               "operand tiles must stay 1024-byte aligned (128B swizzle atom, base offset 0)");
+static_assert(kEpiBoxCols * 2 == 128 && kEpiBoxBytes % 1024 == 0,
+              "staging boxes: 128 B rows, 1024-byte aligned for the 128B swizzle");
+static_assert(kBN % (kEpiBoxCols * kEpiBoxesPerWarp) == 0, "boxes alternate between the 2 slots");
 static_assert(kSmemBytes <= 227 * 1024, "dynamic shared memory per block is at most 227 KiB");
-static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumerWarpgroups <= 65536,
+static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536,
               "setmaxnreg split must fit the 64K-register file");
-static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0, "setmaxnreg takes multiples of 8");
+static_assert(kMinStreamKTiles >= kStages && kMinStreamKTiles <= kKTiles,
+              "producer tail: a stream-K share fills every stage at least once");
+// (A share is shorter than one tile because the stream-K tail has fewer tiles than clusters,
+// so it has at most two pieces and each cluster writes at most one partial slot.)
 
-// Linear tile index -> (m0, n0) with the grouped raster; identical on producer and consumers.
-__device__ __forceinline__ void tile_origin(int tile, int tiles_m, int& m0, int& n0) {
-  constexpr int group_span = kGroupM * kTilesN;
-  const int first_m = (tile / group_span) * kGroupM;
-  const int rows_in_group = min(tiles_m - first_m, kGroupM);
+// Cluster-tile index -> (first M row of the pair, n0) with the grouped raster.
+__device__ __forceinline__ void cluster_tile_origin(int tile, int ctiles_m, int& cm0, int& n0) {
+  constexpr int group_span = kGroupClusterRows * kTilesN;
+  const int first = (tile / group_span) * kGroupClusterRows;
+  const int rows_in_group = min(ctiles_m - first, kGroupClusterRows);
   const int local = tile % group_span;
-  m0 = (first_m + local % rows_in_group) * kBM;
+  cm0 = (first + local % rows_in_group) * (kBM * kClusterM);
   n0 = (local / rows_in_group) * kBN;
 }
 
+// One unit of work of a cluster: k-tiles [k0, k1) of a cluster tile.
+struct Work {
+  int tile, k0, k1;
+  int tail_index;  // index among the stream-K tiles (flag slot); -1 for data-parallel tiles
+  int partials;    // finaliser only: number of peer clusters that add a partial to this tile
+};
+
+// The schedule, identical on producer and consumers: data-parallel tiles q, q + P, ... below
+// dp_tiles, then the cluster's share [q * S / P, (q + 1) * S / P) of the S = tail * kKTiles
+// k-tiles of the remaining tiles, cut at tile boundaries (stream-K). A share is shorter than a
+// tile, so it has at most two pieces: the end of one tile (a partial, written to the workspace)
+// and the start of the next (the finaliser, which adds the other pieces' partials and stores).
+struct Schedule {
+  int num_clusters, dp_tiles, tail_k, next_dp, next_k, end_k;
+
+  __device__ Schedule(int q, int p, int dp, int num_tiles)
+      : num_clusters(p), dp_tiles(dp), tail_k((num_tiles - dp) * kKTiles), next_dp(q) {
+    // 32-bit is enough: tail_k < P * kKTiles (the tail is fewer than P tiles), P <= 66.
+    next_k = q * tail_k / p;
+    end_k = (q + 1) * tail_k / p;
+  }
+  // Cluster whose share contains tail k-tile i: the largest c with floor(c * S / P) <= i.
+  __device__ int owner(int i) const {
+    return ((i + 1) * num_clusters + tail_k - 1) / tail_k - 1;
+  }
+  __device__ bool next(Work& w) {
+    if (next_dp < dp_tiles) {
+      w = Work{next_dp, 0, kKTiles, -1, 0};
+      next_dp += num_clusters;
+      return true;
+    }
+    if (next_k >= end_k) return false;
+    const int t = next_k / kKTiles;
+    const int k0 = next_k % kKTiles;
+    const int k1 = min(kKTiles, k0 + (end_k - next_k));
+    w = Work{dp_tiles + t, k0, k1, t, 0};
+    if (k0 == 0) w.partials = owner(t * kKTiles + kKTiles - 1) - owner(t * kKTiles);
+    next_k += k1 - k0;
+    return true;
+  }
+};
+
+// Consumer release of a stage to CTA `cta_rank` of the cluster (itself or the peer). Relaxed:
+// the release publishes no data, it only reports that the wgmmas which read the stage have
+// completed (wgmma.wait_group returned), so the stage may be overwritten. The pack's
+// mbar_arrive_remote (.release.cluster) costs MEMBAR.ALL.GPU + ERRBAR per k-tile in the SASS.
+__device__ __forceinline__ void release_stage(uint64_t* bar, uint32_t cta_rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [remote];\n}" ::"r"(
+          ptxb::smem_u32(bar)),
+      "r"(cta_rank) : "memory");
+}
+
+// Stream-K flags (PTX ISA "red", "ld" with .release/.acquire at .gpu scope).
+__device__ __forceinline__ void flag_add_release(unsigned* flag) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(flag) : "memory");
+}
+__device__ __forceinline__ unsigned flag_load_acquire(const unsigned* flag) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
+
 __global__ void __launch_bounds__(kThreads, 1)
-    gemm_ws_kernel(const __grid_constant__ CUtensorMap tmap_a,
-                   const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* __restrict__ C,
-                   int M) {
+    gemm_cluster_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                        const __grid_constant__ CUtensorMap tmap_b,
+                        const __grid_constant__ CUtensorMap tmap_c, int M, int dp_tiles,
+                        float* __restrict__ workspace, unsigned* __restrict__ flags) {
   extern __shared__ uint8_t smem_raw[];
-  // 128B swizzle = XOR of address bits 4-6 with bits 7-9: the ring must start on 1024 B.
+  // 128B swizzle = XOR of address bits 4-6 with bits 7-9: every tile must start on 1024 B. The
+  // dynamic smem window starts at the same offset in both CTAs, so multicast offsets agree.
   uint8_t* smem = smem_raw + ((1024u - (ptxb::smem_u32(smem_raw) & 1023u)) & 1023u);
-  uint8_t* smem_a = smem;                           // kStages x 16 KiB
-  uint8_t* smem_b = smem + kStages * kStageABytes;  // kStages x 32 KiB
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageBytes);
+  uint8_t* smem_a = smem;                                // kStages x 16 KiB
+  uint8_t* smem_b = smem + kStages * kStageABytes;       // kStages x 32 KiB
+  uint8_t* smem_epi = smem + kStages * kStageBytes;      // 8 warps x 2 x 2 KiB
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem_epi + kEpiBytes);
   uint64_t* empty = full + kStages;
 
   const int warpgroup = threadIdx.x / 128;
   const int wg_tid = threadIdx.x % 128;
-  const int tiles_m = (M + kBM - 1) / kBM;
-  const int num_tiles = tiles_m * kTilesN;
+  const uint32_t rank = ptxb::cluster_ctarank();
+  const int cluster_id = blockIdx.x / kClusterM;
+  const int num_clusters = gridDim.x / kClusterM;
+  const int ctiles_m = (M + kBM * kClusterM - 1) / (kBM * kClusterM);
+  const int num_ctiles = ctiles_m * kTilesN;
 
   if (threadIdx.x == 0) {
     ptxb::prefetch_tensormap(&tmap_a);
     ptxb::prefetch_tensormap(&tmap_b);
+    ptxb::prefetch_tensormap(&tmap_c);
     for (int s = 0; s < kStages; ++s) {
       ptxb::mbar_init(&full[s], 1);
-      ptxb::mbar_init(&empty[s], kConsumerWarpgroups);
+      ptxb::mbar_init(&empty[s], kConsumerWarpgroups * kClusterM);
     }
-    ptxb::fence_mbarrier_init();  // inits visible to the async proxy before TMA signals them
+    ptxb::fence_mbarrier_init();  // visible cluster-wide and to the async proxy
   }
-  // The only CTA-wide barrier: after it the roles synchronise through mbarriers alone.
-  __syncthreads();
+  // Both CTAs' barriers are initialised before either producer multicasts into them.
+  ptxb::cluster_sync();
 
+  Schedule schedule(cluster_id, num_clusters, dp_tiles, num_ctiles);
+  Work w;
   if (warpgroup == 0) {
     // ---------------- producer ----------------
-    // All 4 warps execute the dec (setmaxnreg is warpgroup-collective, .sync.aligned); it
-    // returns registers to the pool that the consumers' inc draws from.
     ptxb::setmaxnreg_dec<kProducerRegs>();
     if (wg_tid / 32 == 0 && ptxb::elect_one_sync()) {
       int stage = 0;
       uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        int m0, n0;
-        tile_origin(tile, tiles_m, m0, n0);
-        for (int kt = 0; kt < kKTiles; ++kt) {
-          // Wait until both consumers released this stage's previous contents. On the first
-          // pass the barrier is fresh (phase 0 in progress) and parity 1 = "the phase before"
-          // counts as complete, so the wait falls through
-          // (PTX ISA 9.7.13.15, mbarrier.try_wait.parity).
-          ptxb::mbar_wait(&empty[stage], phase ^ 1u);
-          // Full box bytes even for a last M tile hanging off the tensor (zero fill counts).
+      while (schedule.next(w)) {
+        int cm0, n0;
+        cluster_tile_origin(w.tile, ctiles_m, cm0, n0);
+        const int m0 = cm0 + static_cast<int>(rank) * kBM;
+        for (int kt = w.k0; kt < w.k1; ++kt) {
+          // Both CTAs' consumers released stage s.
+          ptxb::mbar_wait_cluster(&empty[stage], phase ^ 1u);
           ptxb::mbar_arrive_expect_tx(&full[stage], kStageBytes);
           ptxb::tma_load(smem_a + stage * kStageABytes, &tmap_a, &full[stage], kt * kBK, m0);
-          ptxb::tma_load(smem_b + stage * kStageBBytes, &tmap_b, &full[stage], kt * kBK, n0);
+          // This CTA's half of B lands at the same offset in both CTAs and completes 16 KiB on
+          // the full[stage] barrier at the same offset in each.
+          ptxb::tma_load_multicast(smem_b + stage * kStageBBytes + rank * kBSliceBytes, &tmap_b,
+                                   &full[stage], static_cast<uint16_t>((1u << kClusterM) - 1u),
+                                   kt * kBK, n0 + static_cast<int>(rank) * kBSliceRows);
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1u;
           }
         }
       }
-      // Tail: wait until the consumers released every stage, i.e. every load this thread
-      // issued has landed and been consumed, before the issuing thread exits. Each slot waits
-      // for the release of its most recent fill (the same wait a next load would do); every
-      // CTA issued >= kKTiles >= kStages loads, so each slot has such a fill.
+      // Tail: every stage released by both CTAs' consumers, i.e. every multicast this thread
+      // issued has landed in both CTAs and been consumed (each CTA issued >= kStages loads:
+      // a data-parallel tile has kKTiles, a stream-K share >= kMinStreamKTiles, see run()).
       for (int i = 0; i < kStages; ++i) {
-        ptxb::mbar_wait(&empty[stage], phase ^ 1u);
+        ptxb::mbar_wait_cluster(&empty[stage], phase ^ 1u);
         if (++stage == kStages) {
           stage = 0;
           phase ^= 1u;
         }
       }
     }
-    // Producer warps 1-3 (and the idle lanes of warp 0) retire here.
+    __syncwarp();
   } else {
     // ---------------- consumers ----------------
     ptxb::setmaxnreg_inc<kConsumerRegs>();
     const int consumer = warpgroup - 1;
+    const int ctid = threadIdx.x - 128;  // 0..255 over both consumer warpgroups
     const uint64_t desc_a0 = ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(
         smem_a + consumer * kWarpgroupABytes);
     const uint64_t desc_b0 = ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(smem_b);
     const int warp = wg_tid / 32, lane = wg_tid % 32;
+    uint8_t* epi = smem_epi + (consumer * 4 + warp) * kEpiBoxesPerWarp * kEpiBoxBytes;
+    // stmatrix.x4 addressing: lanes 8i..8i+7 give the rows of matrix i; matrices are
+    // (rows 0-7, cols 8j..), (rows 8-15, cols 8j..), (rows 0-7, cols 8j+8..), (rows 8-15, 8j+8..).
+    const int st_row = (lane % 8) + 8 * ((lane / 8) % 2);
+    const int st_chunk = lane / 16;  // +0 / +1 16-byte chunk (8 columns)
+    // Remote-arrive duty: lane 0 of warp 0 releases to CTA 0, lane 0 of warp 1 to CTA 1.
+    const bool releaser = lane == 0 && warp < kClusterM;
+    const uint32_t release_rank = static_cast<uint32_t>(warp);
 
     float acc[kBN / 2];
     int stage = 0;
     uint32_t phase = 0;
-    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-      int m0, n0;
-      tile_origin(tile, tiles_m, m0, n0);
+    while (schedule.next(w)) {
+      int cm0, n0;
+      cluster_tile_origin(w.tile, ctiles_m, cm0, n0);
+      const int m0 = cm0 + static_cast<int>(rank) * kBM;
       int prev_stage = 0;
-      for (int kt = 0; kt < kKTiles; ++kt) {
-        ptxb::mbar_wait(&full[stage], phase);  // TMA bytes landed and are visible (contract 3.4)
-        // Orders the epilogue's reads of acc (previous tile) before this batch's async writes
-        // (PTX ISA 9.7.15.6 wgmma.fence).
+      for (int kt = w.k0; kt < w.k1; ++kt) {
+        // The barrier is local and tracks every byte written into this CTA's stage (own loads
+        // and the peer's multicast) through complete_tx, so a CTA-scope wait suffices; the
+        // cluster-scope acquire would add an L1 invalidate (CCTL.IVALL) per k-tile.
+        ptxb::mbar_wait(&full[stage], phase);
         ptxb::wgmma_fence();
         const uint64_t desc_a = ptxb::wgmma_desc_advance(desc_a0, stage * kStageABytes);
         const uint64_t desc_b = ptxb::wgmma_desc_advance(desc_b0, stage * kStageBBytes);
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
-          // scale-d = 0 on the tile's first k16 step: D = A*B, so no zeroing between tiles.
+          // scale-d = 0 on the piece's first k16 step: D = A*B, no zeroing between tiles.
           ptxb::wgmma_bf16_ss<kBN>(acc, ptxb::wgmma_desc_advance(desc_a, kk * 32),
-                                   ptxb::wgmma_desc_advance(desc_b, kk * 32), kt > 0 || kk > 0);
+                                   ptxb::wgmma_desc_advance(desc_b, kk * 32),
+                                   kt > w.k0 || kk > 0);
         }
         ptxb::wgmma_commit_group();
         // <= 1 group pending: the group of k-tile kt-1 has finished reading its stage.
         ptxb::wgmma_wait_group<1>();
-        if (kt > 0 && wg_tid == 0) ptxb::mbar_arrive(&empty[prev_stage]);
+        if (kt > w.k0 && releaser) release_stage(&empty[prev_stage], release_rank);
         prev_stage = stage;
         if (++stage == kStages) {
           stage = 0;
@@ -201,54 +362,180 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       ptxb::wgmma_wait_group<0>();
-      // Release the tile's last stage before the epilogue so the producer refills it meanwhile.
-      if (wg_tid == 0) ptxb::mbar_arrive(&empty[prev_stage]);
+      if (releaser) release_stage(&empty[prev_stage], release_rank);
       ptxb::wgmma_fence_operand(acc);
 
-      // Accumulator fragment (PTX ISA 9.7.15.5.1 "Register Fragments"; verified by
-      // tests/gpu/hopper_wrappers_test.cu): register i of (warp w, lane l) holds
-      // row 16w + l/4 + 8*((i/2)%2), col 8*(i/4) + 2*(l%4) + i%2.
-      const int row_base = m0 + consumer * 64 + 16 * warp + lane / 4;
-      const int col_base = n0 + 2 * (lane % 4);
+      // Stream-K fix-up. Workspace slot of a CTA: its fp32 accumulators in fragment order,
+      // float4 g of consumer thread u at [g][u] (256 threads x 16 B contiguous per g).
+      if (w.k0 > 0) {
+        // A partial (the end of a tile): publish it; the finaliser cluster adds it.
+        float4* slot = reinterpret_cast<float4*>(workspace) +
+                       static_cast<int64_t>(blockIdx.x) * (kPartialFloats / 4);
 #pragma unroll
-      for (int i = 0; i < kBN / 2; i += 2) {
-        const int row = row_base + 8 * ((i / 2) % 2);
-        const int col = col_base + 8 * (i / 4);
-        if (row < M) {
-          *reinterpret_cast<__nv_bfloat162*>(C + static_cast<int64_t>(row) * kN + col) =
-              __floats2bfloat162_rn(acc[i], acc[i + 1]);
+        for (int g = 0; g < kBN / 8; ++g) {
+          __stcg(slot + g * kConsumerThreads + ctid,
+                 make_float4(acc[4 * g], acc[4 * g + 1], acc[4 * g + 2], acc[4 * g + 3]));
+        }
+        // bar.sync orders all 256 threads' stores before thread 0's release (cumulativity).
+        ptxb::named_barrier_sync(kFixupBarrier, kConsumerThreads);
+        if (ctid == 0) flag_add_release(&flags[w.tail_index * kClusterM + rank]);
+        continue;
+      }
+      if (w.partials > 0) {
+        unsigned* flag = &flags[w.tail_index * kClusterM + rank];
+        if (ctid == 0) {
+          while (flag_load_acquire(flag) != static_cast<unsigned>(w.partials)) {
+          }
+          *flag = 0;  // every partial of this tile arrived: re-arm for the next call
+        }
+        ptxb::named_barrier_sync(kFixupBarrier, kConsumerThreads);
+        for (int p = 1; p <= w.partials; ++p) {
+          const float4* slot = reinterpret_cast<const float4*>(workspace) +
+                               static_cast<int64_t>((cluster_id + p) * kClusterM + rank) *
+                                   (kPartialFloats / 4);
+#pragma unroll
+          for (int g = 0; g < kBN / 8; ++g) {
+            const float4 v = __ldcg(slot + g * kConsumerThreads + ctid);
+            acc[4 * g] += v.x;
+            acc[4 * g + 1] += v.y;
+            acc[4 * g + 2] += v.z;
+            acc[4 * g + 3] += v.w;
+          }
+        }
+      }
+
+      // Epilogue. Accumulator register i of (warp w, lane l) holds row 16w + l/4 + 8((i/2)%2),
+      // col 8(i/4) + 2(l%4) + i%2, so pack(acc[4j], acc[4j+1]) / pack(acc[4j+2], acc[4j+3]) are
+      // the stmatrix fragments of the 8x8 blocks (rows 0-7 / 8-15 of the warp, cols 8j..8j+7).
+      const int box_row0 = m0 + consumer * 64 + 16 * warp;
+#pragma unroll
+      for (int box = 0; box < kBN / kEpiBoxCols; ++box) {
+        uint8_t* buf = epi + (box % kEpiBoxesPerWarp) * kEpiBoxBytes;
+        // The store issued from this slot kEpiBoxesPerWarp boxes ago (this tile or the previous
+        // one) has finished reading its source; bulk groups are per thread, hence lane 0 only.
+        if (lane == 0) ptxb::bulk_wait_group_read<kEpiBoxesPerWarp - 1>();
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < kEpiBoxCols / 16; ++q) {
+          const int j = box * (kEpiBoxCols / 8) + 2 * q;  // 8-column block index in 0..31
+          const uint32_t r[4] = {ptxb::pack_bf16x2(acc[4 * j], acc[4 * j + 1]),
+                                 ptxb::pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]),
+                                 ptxb::pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
+                                 ptxb::pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7])};
+          const int chunk = (2 * q + st_chunk) ^ (st_row % 8);  // 128B swizzle of the 16 B chunk
+          ptxb::stmatrix_x4(buf + st_row * 128 + chunk * 16, r);
+        }
+        // Generic-proxy smem writes -> visible to the TMA engine (async proxy).
+        ptxb::fence_proxy_async_smem();
+        __syncwarp();
+        if (lane == 0 && box_row0 < M) {
+          // Rows past M are clipped by the TMA store (a box wholly past M is not issued).
+          ptxb::tma_store(&tmap_c, buf, n0 + box * kEpiBoxCols, box_row0);
+          ptxb::bulk_commit_group();
         }
       }
     }
+    if (lane == 0) ptxb::bulk_wait_group<0>();
+    __syncwarp();
   }
+  // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
+  ptxb::cluster_sync();
 }
+
+// Row-major bf16 [rows][cols] matrix moved in box_rows x box_cols boxes, 128B swizzle.
+CUresult make_map(CUtensorMap* map, const void* base, uint64_t rows, uint64_t cols,
+                  uint32_t box_rows, uint32_t box_cols, CUtensorMapL2promotion promotion) {
+  const uint64_t dims[2] = {cols, rows};
+  const uint64_t strides[1] = {cols * 2};
+  const uint32_t box[2] = {box_cols, box_rows};
+  return ptxb::make_tensor_map(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 2, base, dims, strides,
+                               box, ptxb::SmemSwizzle::k128B, promotion);
+}
+
+struct LaunchState {
+  int max_clusters = 0;
+  float* workspace = nullptr;  // max_clusters * 2 fp32 partial tiles, kept across calls
+  unsigned* flags = nullptr;   // one counter per (stream-K tile, rank); finalisers re-zero them
+};
 
 }  // namespace
 
 void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, int64_t N,
          int64_t K, cudaStream_t stream) {
   if (N != kN || K != kK || M <= 0 || M > (int64_t{1} << 30)) {
-    std::fprintf(stderr, "gemm_n7168_k5120 rung2: unsupported shape M=%lld N=%lld K=%lld\n",
+    std::fprintf(stderr, "gemm_n7168_k5120 rung3: unsupported shape M=%lld N=%lld K=%lld\n",
                  static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K));
     return;
   }
-  // Tensor maps (innermost dimension first): A is {K, M}, B is {K, N}, row pitch K*2 bytes;
-  // boxes {64, 128} and {64, 256} with 128B swizzle = the canonical K-major wgmma layout.
-  CUtensorMap tmap_a, tmap_b;
-  if (ptxb::make_tensor_map_2d_bf16(&tmap_a, A, static_cast<uint64_t>(M), kK, kK, kBM, kBK,
-                                    ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
-      ptxb::make_tensor_map_2d_bf16(&tmap_b, B, kN, kK, kK, kBN, kBK,
-                                    ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS) {
+  // Tensor maps (innermost dimension first): A {K, M} box {64, 128}; B {K, N} box {64, 128}
+  // (one CTA's half of the 256-row panel); C {N, M} box {64, 16} (one warp's staging box).
+  CUtensorMap tmap_a, tmap_b, tmap_c;
+  if (make_map(&tmap_a, A, static_cast<uint64_t>(M), kK, kBM, kBK, kOperandL2Promotion) !=
+          CUDA_SUCCESS ||
+      make_map(&tmap_b, B, kN, kK, kBSliceRows, kBK, kOperandL2Promotion) != CUDA_SUCCESS ||
+      make_map(&tmap_c, C, static_cast<uint64_t>(M), kN, kEpiBoxRows, kEpiBoxCols,
+               CU_TENSOR_MAP_L2_PROMOTION_NONE) != CUDA_SUCCESS) {
     return;  // make_tensor_map already printed the reason
   }
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      sms <= 0) {
-    sms = 132;
+  static LaunchState state;  // device properties and scratch, not results
+  cudaLaunchConfig_t config = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = kClusterM;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.blockDim = dim3(kThreads, 1, 1);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  if (state.max_clusters == 0) {
+    cudaError_t err = cudaFuncSetAttribute(
+        gemm_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    int device = 0, sms = 0;
+    cudaGetDevice(&device);
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        sms <= 0) {
+      sms = 132;
+    }
+    config.gridDim = dim3(static_cast<unsigned>(sms / kClusterM * kClusterM), 1, 1);
+    // Clusters must all be co-resident: the persistent schedule and the stream-K fix-up wait
+    // on one another, so a cluster launched in a second wave would stall or deadlock them.
+    int clusters = 0;
+    if (err == cudaSuccess) {
+      err = cudaOccupancyMaxActiveClusters(&clusters, gemm_cluster_kernel, &config);
+    }
+    if (err != cudaSuccess || clusters <= 0) {
+      std::fprintf(stderr, "rung3: cluster occupancy query failed: %s\n",
+                   cudaGetErrorString(err));
+      return;
+    }
+    const size_t workspace_bytes =
+        static_cast<size_t>(clusters) * kClusterM * kPartialFloats * sizeof(float);
+    const size_t flag_bytes = static_cast<size_t>(clusters) * kClusterM * sizeof(unsigned);
+    err = cudaMallocAsync(&state.workspace, workspace_bytes, stream);
+    if (err == cudaSuccess) err = cudaMallocAsync(&state.flags, flag_bytes, stream);
+    if (err == cudaSuccess) err = cudaMemsetAsync(state.flags, 0, flag_bytes, stream);
+    if (err != cudaSuccess) {
+      std::fprintf(stderr, "rung3: workspace allocation failed: %s\n", cudaGetErrorString(err));
+      return;
+    }
+    state.max_clusters = clusters;
   }
-  cudaFuncSetAttribute(gemm_ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  const int num_tiles = static_cast<int>((M + kBM - 1) / kBM) * kTilesN;
-  const unsigned grid = static_cast<unsigned>(num_tiles < sms ? num_tiles : sms);
-  gemm_ws_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tmap_a, tmap_b, C, static_cast<int>(M));
+  const int tiles = static_cast<int>((M + kBM * kClusterM - 1) / (kBM * kClusterM)) * kTilesN;
+  int clusters = state.max_clusters;
+  int dp_tiles = tiles;
+  const int tail = tiles % clusters;
+  if (kStreamKTail && tail != 0 && tail * kKTiles >= kMinStreamKTiles * clusters) {
+    dp_tiles = tiles - tail;  // every cluster also gets >= kMinStreamKTiles >= kStages k-tiles
+  } else if (tiles < clusters) {
+    clusters = tiles;
+  }
+  config.gridDim = dim3(static_cast<unsigned>(clusters * kClusterM), 1, 1);
+  const cudaError_t err =
+      cudaLaunchKernelEx(&config, gemm_cluster_kernel, tmap_a, tmap_b, tmap_c,
+                         static_cast<int>(M), dp_tiles, state.workspace, state.flags);
+  if (err != cudaSuccess) {
+    std::fprintf(stderr, "rung3: cudaLaunchKernelEx failed: %s\n", cudaGetErrorString(err));
+  }
 }
