@@ -1,4 +1,4 @@
-// The solution ABI's `run` signature, derived mechanically from a definition (DESIGN §3.2):
+// The solution ABI's `run` signature, derived mechanically from a definition (design.md §3.2):
 // every input in order (`const T*`, or `T` by value for a scalar), every output in order (`T*`),
 // every axis in definition order as `int64_t`, then `cudaStream_t stream`.
 //

@@ -1,5 +1,5 @@
 // An experiment: models × tasks × prompt variants × trajectories, each trajectory T turns
-// (DESIGN §3.7: the paper runs 3 variants × 4 trajectories × 8 turns per model and task).
+// (design.md §3.7: the paper runs 3 variants × 4 trajectories × 8 turns per model and task).
 //
 // ExperimentConfig is what `ptxbench run --config EXP.json` reads (flags override it); the plan
 // expands it into trajectories with stable ids, derived only from (model, task, variant, index),

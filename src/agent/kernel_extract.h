@@ -1,4 +1,4 @@
-// Finding the kernel in a model's answer (DESIGN §5, the reference implementation's rule): the
+// Finding the kernel in a model's answer (design.md §5, the reference implementation's rule): the
 // LAST fenced code block tagged `cuda`, `cpp` or `c++` that contains a definition of the host
 // function `run`. Earlier blocks are drafts or excerpts; a block that only calls or declares
 // `run` is not the kernel. When there is none, the reason says what the reply held instead, so

@@ -1,4 +1,4 @@
-// MiniPTXAgent: the multi-turn loop of one trajectory (DESIGN §3.7, §5).
+// MiniPTXAgent: the multi-turn loop of one trajectory (design.md §3.7, §5).
 //
 //   system prompt (role + knowledge pack of the variant + ABI) and the task as the first user
 //   message; then for each turn t = 1..T:

@@ -1,4 +1,4 @@
-// The prompt of a registry task (DESIGN §5): adapts a Task to the registry-independent
+// The prompt of a registry task (design.md §5): adapts a Task to the registry-independent
 // PromptTask of src/packs and builds the exact system prompt and first user message, as
 // `ptxbench prompt` prints them and as MiniPTXAgent sends them.
 #pragma once

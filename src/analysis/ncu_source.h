@@ -1,4 +1,4 @@
-// Dynamic target-instruction check (DESIGN §3.6): did the kernel's GMMA / TMA / UTC / LDTM /
+// Dynamic target-instruction check (design.md §3.6): did the kernel's GMMA / TMA / UTC / LDTM /
 // STTM instructions actually run with their guard predicate true?
 //
 // Input: what `ncu --page source --csv --print-source sass --metrics
@@ -27,7 +27,7 @@
 
 namespace ptxb {
 
-// Verdict names as they appear in JSON (DESIGN §3.6; "not_run" and "static_absent" are decided
+// Verdict names as they appear in JSON (design.md §3.6; "not_run" and "static_absent" are decided
 // before a profile exists, by the caller).
 inline constexpr std::string_view kDynamicPresent = "dynamic_present";
 inline constexpr std::string_view kDynamicNotExecuted = "dynamic_not_executed";

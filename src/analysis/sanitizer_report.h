@@ -59,7 +59,7 @@ Result<SanitizerReport> parse_sanitizer_output(std::string_view text, std::strin
 
 // {compute-sanitizer, --tool, <tool>, --error-exitcode, 9, --show-backtrace, device, program...}.
 // --error-exitcode 9: with errors found the sanitizer exits 9, a code ptxbench-runner never uses
-// itself (its codes are 0-4, runtime/runner_service.h), so "the sanitizer found errors" is told
+// itself (its codes are 0-4, runner/runner_service.h), so "the sanitizer found errors" is told
 // apart from "the program failed" without parsing. --show-backtrace device: device frames locate
 // a fault inside inlined helpers; host frames would only show the runner's own call stack.
 std::vector<std::string> sanitizer_argv(const std::string& sanitizer_path, const std::string& tool,

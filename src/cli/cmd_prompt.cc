@@ -1,5 +1,5 @@
 // `ptxbench prompt`: the exact first-turn prompt of a task under a knowledge-pack variant
-// (DESIGN §5), with sizes, and the list of variants with their sizes.
+// (design.md §5), with sizes, and the list of variants with their sizes.
 #include <algorithm>
 #include <iostream>
 #include <memory>

@@ -1,7 +1,7 @@
 // `ptxbench report RUN_DIR... [--json] [--csv DIR] [--html FILE]
 //                  [--turn-limits 1,4,8] [--fast-p 0,0.5,...]`
 // Reads the turn records of one or more run directories (docs/report.md), computes the paper's
-// metrics per model × task × arch (DESIGN §3.7) and prints them as markdown tables, or as JSON;
+// metrics per model × task × arch (design.md §3.7) and prints them as markdown tables, or as JSON;
 // --csv also writes the plot-data CSVs, --html a self-contained page with SVG plots.
 // Exit codes: 0 done, 1 unreadable run data, 2 usage.
 #include <algorithm>

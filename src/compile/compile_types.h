@@ -1,5 +1,5 @@
 // The compile stage's request and result: plain serializable objects. The evaluation pipeline,
-// the model feedback and (later) the remote service all use exactly these (DESIGN §2).
+// the model feedback and (later) the remote service all use exactly these (design.md §2).
 //
 // A CompileResult with status OK carries a self-describing CompileArtifact: the shared object the
 // GPU runner loads, its PTX, the cubin(s) extracted from that very .so, their SHA-256 hashes, the

@@ -39,7 +39,7 @@ constexpr NamedLibrary kHeaderLibraries[] = {
 };
 
 // Top-level headers of the toolkit include dir that belong to the CUDA runtime/driver API, the
-// numeric types and the device intrinsics every kernel pulls in (DESIGN §3.2).
+// numeric types and the device intrinsics every kernel pulls in (design.md §3.2).
 bool allowed_cuda_top_level(const std::string& name) {
   static const std::set<std::string> kNames = {"cuda.h",
                                                "cudaTypedefs.h",

@@ -1,4 +1,4 @@
-// Forbidden-library detection by allow-lists (DESIGN §3.2): what a candidate includes and what
+// Forbidden-library detection by allow-lists (design.md §3.2): what a candidate includes and what
 // its shared object imports.
 //
 // Headers: every file the preprocessor opened, taken from the line markers of the preprocessed

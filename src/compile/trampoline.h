@@ -1,4 +1,4 @@
-// The generated binding between the GPU runner and a candidate (DESIGN §3.2: "the harness
+// The generated binding between the GPU runner and a candidate (design.md §3.2: "the harness
 // generates the extern \"C\" trampoline; the model never writes binding code").
 //
 // ABI of the shared object (docs/compile.md):

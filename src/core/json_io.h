@@ -1,6 +1,6 @@
 // JSON reading and writing with the guarantees the FlashInfer-Trace schema needs.
 //
-// Key order in `axes`, `inputs` and `outputs` is the calling convention of a kernel (DESIGN
+// Key order in `axes`, `inputs` and `outputs` is the calling convention of a kernel (design.md
 // §3.1), so every JSON object in PTXBench is an nlohmann::ordered_json: insertion order is kept
 // on parse and on dump, and unknown fields survive a round trip untouched.
 #pragma once

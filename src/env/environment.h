@@ -1,5 +1,5 @@
 // The machine a result was measured on: harness version, host, toolchain, libraries, driver and
-// GPUs. `ptxbench env` prints it; every trace embeds it (DESIGN §3.4, §6).
+// GPUs. `ptxbench env` prints it; every trace embeds it (design.md §3.4, §6).
 #pragma once
 
 #include <string>

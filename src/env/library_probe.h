@@ -1,5 +1,5 @@
 // Versions of the frontier libraries the references use, as actually loaded on this machine.
-// DESIGN §6: every trace records the versions loaded, not the ones compiled against, because a
+// design.md §6: every trace records the versions loaded, not the ones compiled against, because a
 // system cuDNN and a framework's private cuDNN often differ (the H200 has 9.14 system-wide and
 // 9.19 inside the PyTorch environment).
 #pragma once

@@ -28,7 +28,7 @@ struct EvalTools {
   Json to_json() const;
 };
 
-// Per-evaluation cap on the supervisor (DESIGN §3.4 "a documented cap"): sanitizer (300 s) +
+// Per-evaluation cap on the supervisor (design.md §3.4 "a documented cap"): sanitizer (300 s) +
 // reference and candidate timing (2 × 15 s budgets plus per-call limits) + ncu (120 s), rounded
 // up; a supervisor still running after it is killed and the evaluation is an INFRA_ERROR.
 inline constexpr double kSupervisorTimeoutSeconds = 900.0;

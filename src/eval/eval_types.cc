@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/sha256.h"
-#include "runner/json_fields.h"
+#include "protocol/json_fields.h"
 
 namespace ptxb {
 namespace {

@@ -1,4 +1,4 @@
-// The evaluation's request and result (DESIGN §2, §3.3–§3.6): plain serializable objects. The
+// The evaluation's request and result (design.md §2, §3.3–§3.6): plain serializable objects. The
 // CLI, the supervisor process, the agent and (later) the remote service pass exactly these.
 //
 // An EvalRequest is what a client sends (source + task + options). The CLI compiles it, then
@@ -33,7 +33,7 @@ struct EvalOptions {
   // --unsafe-no-sandbox: untrusted processes run without ptxbench-sandbox; the trace
   // (evaluation.ptxbench.sandboxed) and the feedback say so. Without it, a sandbox that cannot
   // be set up is INFRA_ERROR, never an unsandboxed run.
-  bool unsafe_no_sandbox = false;  // recorded; the sandbox itself is issue 5's
+  bool unsafe_no_sandbox = false;  // recorded in the trace
   // Test-only (the adversarial suite, docs/integrity.md): forbidden headers and symbols are
   // recorded but do not stop the evaluation, so the run-time checks and the sandbox can be shown
   // to stop a candidate on their own. Never set for a real evaluation; the trace records it.
@@ -57,7 +57,7 @@ struct EvalRequest {
   static Result<EvalRequest> from_json(const Json& json);
 };
 
-// Output comparison of one output tensor in one trial (gpu/compare.h, as JSON-friendly data).
+// Output comparison of one output tensor in one trial (supervisor/device/compare.h, as JSON-friendly data).
 struct OutputCheck {
   std::string output;
   int trial = 0;
@@ -116,7 +116,7 @@ struct WorkloadEval {
   static Result<WorkloadEval> from_json(const Json& json);
 };
 
-// DESIGN §3.6 verdicts.
+// design.md §3.6 verdicts.
 // The three dynamic ones are the ncu analysis's own (analysis/ncu_source.h).
 inline constexpr std::string_view kInstNotRun = "not_run";
 inline constexpr std::string_view kInstStaticAbsent = "static_absent";
@@ -155,7 +155,7 @@ struct EvalResult {
 
   Json to_json() const;
   static Result<EvalResult> from_json(const Json& json);
-  // One FlashInfer-Trace trace per workload (DESIGN §3.1), with the evaluation.ptxbench extension
+  // One FlashInfer-Trace trace per workload (design.md §3.1), with the evaluation.ptxbench extension
   // carrying the finer status and everything else above.
   // `workload` is the task's FlashInfer-Trace workload object (workload_to_json).
   std::vector<Trace> traces(const std::string& definition, const Json& workload,

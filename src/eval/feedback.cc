@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.h"
-#include "eval/eval_sandbox.h"
+#include "supervisor/eval_sandbox.h"
 
 namespace ptxb {
 namespace {

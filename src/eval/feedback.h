@@ -1,4 +1,4 @@
-// What people and models read about an evaluation (DESIGN §5): the per-turn feedback text and
+// What people and models read about an evaluation (design.md §5): the per-turn feedback text and
 // the CLI's short table. Both are rendered from the EvalResult alone, so the agent, the CLI and
 // the service show the same facts. Runner output appears only as a log, never as a verdict.
 #pragma once

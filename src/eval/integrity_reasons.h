@@ -1,4 +1,4 @@
-// The machine-readable reasons of the verdicts a candidate can get (DESIGN §3.1: every finer
+// The machine-readable reasons of the verdicts a candidate can get (design.md §3.1: every finer
 // status carries one), in one place: the evaluator uses these constants, docs/integrity.md lists
 // them with the check that produces each, and the adversarial suite's manifest
 // (testdata/integrity/expected.json) may only name reasons that appear in kVerdictReasons.
@@ -64,7 +64,7 @@ inline constexpr std::string_view kLoadFailed = "load_failed";
 inline constexpr std::string_view kIllegalAddress = "illegal_address";
 inline constexpr std::string_view kCudaError = "cuda_error";
 
-// ---- the sandbox (eval/eval_sandbox.h; docs/integrity.md "Sandbox") ----
+// ---- the sandbox (supervisor/eval_sandbox.h; docs/integrity.md "Sandbox") ----
 // FORBIDDEN: the seccomp filter stopped a call; the call's name follows after a colon
 // ("sandbox_seccomp:ptrace") when the runner could report it.
 inline constexpr std::string_view kSandboxSeccomp = "sandbox_seccomp";

@@ -1,5 +1,5 @@
-// The timing contract's arithmetic (DESIGN §3.4), in one place: how many calls, when to stop,
-// and which statistics a trace reports. Pure C++; the GPU loop lives in eval/evaluator.cc.
+// The timing contract's arithmetic (design.md §3.4), in one place: how many calls, when to stop,
+// and which statistics a trace reports. Pure C++; the GPU loop lives in supervisor/evaluator.cc.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,7 @@ struct TimingPolicy {
   // The supervisor's round trip must contain the reported device time; allow this much clock
   // skew (CUPTI and CLOCK_MONOTONIC are different clocks).
   double bracket_tolerance_ns = 20'000.0;
-  // DESIGN §3.4: a time below 0.9 × the physical floor is impossible, so it is cheating.
+  // design.md §3.4: a time below 0.9 × the physical floor is impossible, so it is cheating.
   double physical_floor_fraction = 0.9;
   // Anti-caching: a legitimate kernel's time does not depend on the values of its inputs, so
   // the calls made right after an in-place rewrite ("fresh" calls) take the median time within

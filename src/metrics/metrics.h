@@ -1,4 +1,4 @@
-// The paper's metrics over agent turns, exactly as DESIGN §3.7 defines them.
+// The paper's metrics over agent turns, exactly as design.md §3.7 defines them.
 //
 // For a set of trajectories and a turn limit k, the window is turns 1..k of every trajectory and
 // N = trajectories × k. A turn index absent from a trajectory (the trajectory stopped early, or
@@ -81,7 +81,7 @@ struct Spread {
 };
 
 // Each field spread over the variants. Best speedups enter as 0 where a variant has none
-// (DESIGN §3.7: "0 inside means"); the spread is nullopt only when no variant has one.
+// (design.md §3.7: "0 inside means"); the spread is nullopt only when no variant has one.
 struct VariantSpread {
   Spread turn_correctness;
   Spread inst_turn_correctness;

@@ -1,9 +1,9 @@
-// One agent turn as the metrics see it (DESIGN §3.7), and the run directory that holds them.
+// One agent turn as the metrics see it (design.md §3.7), and the run directory that holds them.
 //
 // The agent writes one TurnRecord per turn to RUN_DIR/turns.jsonl; `ptxbench report` reads any
 // number of run directories. Only structured fields drive the metrics: the outcome of a turn is
 // its PtxbStatus (or "no code"), never text matching on logs (the reference implementation's
-// weak point, REFERENCE-FACTS.md). Format: docs/report.md.
+// weak point). Format: docs/report.md.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +51,7 @@ struct TurnRecord {
   // "numerical", ...); "" when none. Informational: metrics use `status` only.
   std::string reason;
   std::optional<double> speedup;                // reference / candidate; null when not measured
-  std::string target_instructions = "not_run";  // DESIGN §3.6 verdict (eval_types.h kInst*)
+  std::string target_instructions = "not_run";  // design.md §3.6 verdict (eval_types.h kInst*)
   TokenUsage tokens;
   double model_wall_s = 0;  // the LLM call
   double eval_wall_s = 0;   // compile + evaluation

@@ -1,4 +1,4 @@
-// Knowledge packs: the controlled architecture knowledge every model gets (DESIGN §1, §5).
+// Knowledge packs: the controlled architecture knowledge every model gets (design.md §1, §5).
 //
 // `packs/variants.json` names the fragments (one markdown file each, or a folder of wrapper
 // headers) and the tags (prompt variants). A tag is composed of fragments and of other tags, so

@@ -26,7 +26,7 @@ constexpr const char* kRole =
 - Each later user message reports how the previous kernel compiled, ran, compared and performed. Answer it with a complete revised file in the same format.
 )";
 
-// DESIGN §3.2 in the model's terms. Kept next to the signature so the model reads the rules and
+// design.md §3.2 in the model's terms. Kept next to the signature so the model reads the rules and
 // the exact declaration together.
 constexpr const char* kAbiRules = R"(# Solution ABI (the rules every kernel is judged by)
 

@@ -1,7 +1,7 @@
-// Prompt assembly for MiniPTXAgent's first turn (DESIGN §5).
+// Prompt assembly for MiniPTXAgent's first turn (design.md §5).
 //
 // System prompt = role and response format + the knowledge pack of the variant + the solution
-// ABI (DESIGN §3.2) with the exact `run` signature. First user message = the task: the
+// ABI (design.md §3.2) with the exact `run` signature. First user message = the task: the
 // definition JSON without `tags`, the workload's axis values, the tolerance and the target
 // speedup. Later user messages (turn feedback) are the agent's business, not this file's.
 //

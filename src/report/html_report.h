@@ -1,4 +1,4 @@
-// One self-contained HTML file with inline SVG plots (issue 8): no scripts, fonts or other
+// One self-contained HTML file with inline SVG plots: no scripts, fonts or other
 // external resources, so it opens offline and can be committed next to benchmark results.
 #pragma once
 

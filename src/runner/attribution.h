@@ -1,4 +1,4 @@
-// Which CUPTI records belong to a call, and what the call's device window is (DESIGN §3.4).
+// Which CUPTI records belong to a call, and what the call's device window is (design.md §3.4).
 //
 // The runner pushes a CUPTI external correlation id around each call (kind CUSTOM0, one id per
 // call) and around its own GPU work (kind CUSTOM1: L2 flush, buffer setup). CUPTI then emits an
@@ -10,14 +10,14 @@
 // count as this call's work — it is reported as out-of-window instead.
 //
 // Pure C++ so the rules are unit-tested without a GPU; the runner feeds it the records it
-// collected (src/runtime/activity_collector.*).
+// collected (src/runner/activity_collector.*).
 #pragma once
 
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
-#include "runner/protocol.h"
+#include "protocol/protocol.h"
 
 namespace ptxb {
 
@@ -41,7 +41,7 @@ struct AttributionInput {
 // Classifies `records` (kernel/memcpy/memset records flushed since the previous call; each with
 // attribution empty) and fills reply's window, counts, foreign_stream, out_of_window and
 // (keep_activity) activity. Harness records are dropped. Records of this call on a stream other
-// than expected_stream_id: kernels go to foreign_stream (DESIGN §3.2 violation); copies and
+// than expected_stream_id: kernels go to foreign_stream (design.md §3.2 violation); copies and
 // memsets are tolerated (synchronous legacy-stream cudaMemset is common) and stay in the window.
 void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable& correlations,
                     const AttributionInput& input, CallReply& reply);

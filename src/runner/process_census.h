@@ -1,4 +1,4 @@
-// Threads and child processes of the runner, read from /proc (the leftover check, DESIGN §3.2:
+// Threads and child processes of the runner, read from /proc (the leftover check, design.md §3.2:
 // all of the candidate's work is enqueued before `run` returns, so nothing it starts may still
 // be alive afterwards).
 //

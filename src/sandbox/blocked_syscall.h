@@ -14,7 +14,7 @@
 
 namespace ptxb {
 
-// The verdict reason: "sandbox_seccomp:<call>" (eval/eval_sandbox.h, docs/integrity.md).
+// The verdict reason: "sandbox_seccomp:<call>" (supervisor/eval_sandbox.h, docs/integrity.md).
 inline constexpr std::string_view kSandboxSeccompReason = "sandbox_seccomp";
 
 // The line's prefix; the call's number follows ("... 101\n").

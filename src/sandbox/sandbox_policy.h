@@ -1,4 +1,4 @@
-// What the sandbox of an untrusted process allows (DESIGN §3.3, docs/integrity.md "Sandbox").
+// What the sandbox of an untrusted process allows (design.md §3.3, docs/integrity.md "Sandbox").
 //
 // A SandboxPolicy is plain data: the trusted supervisor builds one per process it starts (the
 // candidate's runner, the reference runner, a profiler over the runner), and the tiny trusted
@@ -57,7 +57,7 @@ struct SandboxPolicy {
   bool private_dev_shm = true;
   std::uint64_t dev_shm_bytes = 64ull << 20;
   // Files made unreadable (an empty file is bind-mounted over each): the cuBLAS/cuDNN/NVRTC/
-  // nvJitLink libraries for candidates (DESIGN §3.3).
+  // nvJitLink libraries for candidates (design.md §3.3).
   std::vector<std::string> hidden_files;
   SeccompProfile seccomp = SeccompProfile::kRunner;
   // Resource limits (setrlimit). No RLIMIT_AS: CUDA reserves terabytes of virtual addresses.
@@ -94,7 +94,7 @@ std::vector<std::string> sandbox_command(const std::string& launcher_path,
                                          const SandboxPolicy& policy,
                                          const std::vector<std::string>& program_argv);
 
-// Library files a candidate must not be able to load (DESIGN §3.2/§3.3): every file in
+// Library files a candidate must not be able to load (design.md §3.2/§3.3): every file in
 // `dirs` whose name starts with libcublas, libcublasLt, libcudnn, libnvrtc, libnvJitLink,
 // libcufft, libcusparse, libcusolver or libcurand. Missing directories are skipped.
 std::vector<std::string> forbidden_library_files(const std::vector<std::string>& dirs);

@@ -1,4 +1,4 @@
-// PTX-level family counts per entry function (DESIGN §3.6 checks SASS; these counts tell the
+// PTX-level family counts per entry function (design.md §3.6 checks SASS; these counts tell the
 // model what it *wrote*, which helps when ptxas turned it into something else).
 //
 // Families are instruction-name prefixes at the start of a PTX statement (after an optional

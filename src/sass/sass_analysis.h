@@ -1,4 +1,4 @@
-// Static target-instruction analysis of a kernel binary's SASS (DESIGN §3.6).
+// Static target-instruction analysis of a kernel binary's SASS (design.md §3.6).
 //
 // Input: the text of `cuobjdump -sass <kernel.so>` (or of a cubin). Output per kernel: an opcode
 // histogram, the target-instruction family counts and local-memory traffic; per binary: the

@@ -1,5 +1,5 @@
 // FLOP counts and minimum bytes moved per task (formulas documented in docs/tasks.md). They feed
-// the physical-floor check of the timing contract (DESIGN §3.4) and throughput reports, so each
+// the physical-floor check of the timing contract (design.md §3.4) and throughput reports, so each
 // formula counts exactly what docs/tasks.md says, from the definition and the workload's axes.
 #pragma once
 

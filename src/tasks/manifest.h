@@ -19,7 +19,7 @@ namespace ptxb {
 std::vector<Task> parse_task_manifest(const Json& manifest, const TraceSet& set,
                                       Diagnostics& diagnostics);
 
-// Target families per architecture (DESIGN §3.6).
+// Target families per architecture (design.md §3.6).
 const std::vector<std::string>& families_for_arch(const std::string& arch);
 
 }  // namespace ptxb

@@ -1,4 +1,4 @@
-// A benchmark task (DESIGN §3.1, §4): a FlashInfer-Trace definition and one of its workloads,
+// A benchmark task (design.md §3.1, §4): a FlashInfer-Trace definition and one of its workloads,
 // plus what PTXBench adds in tasks/tasks.json: target architecture, required instruction
 // families, reference backend, tolerance, prompt variants, target speedup and the cost model
 // that gives FLOPs and minimum bytes.
@@ -15,7 +15,7 @@
 
 namespace ptxb {
 
-// Element rule (DESIGN §3.5): an element fails iff |x-ref| > atol and |x-ref| > rtol*|ref|.
+// Element rule (design.md §3.5): an element fails iff |x-ref| > atol and |x-ref| > rtol*|ref|.
 struct Tolerance {
   double atol = 1e-2;
   double rtol = 1e-2;
@@ -50,7 +50,7 @@ struct Task {
 };
 
 // Reference backends the evaluator knows; plain_cuda means "no library reference": correctness
-// against a plain CUDA kernel and speedup null (DESIGN §4).
+// against a plain CUDA kernel and speedup null (design.md §4).
 const std::vector<std::string>& reference_backend_names();
 
 }  // namespace ptxb

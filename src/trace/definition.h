@@ -1,7 +1,7 @@
-// FlashInfer-Trace Definition: the computation a task asks for (DESIGN §3.1).
+// FlashInfer-Trace Definition: the computation a task asks for (design.md §3.1).
 //
 // The order of `axes`, `inputs` and `outputs` is the calling convention of the solution's `run`
-// function (DESIGN §3.2), so each is kept as a vector in document order; `raw` keeps the whole
+// function (design.md §3.2), so each is kept as a vector in document order; `raw` keeps the whole
 // document (unknown fields included) so that writing it back is lossless.
 #pragma once
 

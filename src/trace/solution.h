@@ -1,5 +1,5 @@
-// FlashInfer-Trace Solution: an implementation of a definition (DESIGN §3.1). For PTXBench the
-// language is "cuda" and the entry point "kernel.cu::run" (DESIGN §3.2), but any schema-valid
+// FlashInfer-Trace Solution: an implementation of a definition (design.md §3.1). For PTXBench the
+// language is "cuda" and the entry point "kernel.cu::run" (design.md §3.2), but any schema-valid
 // solution is accepted so that other tools' sets validate.
 #pragma once
 

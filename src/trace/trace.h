@@ -1,4 +1,4 @@
-// FlashInfer-Trace Trace: one evaluation of a solution on a workload (DESIGN §3.1). A line
+// FlashInfer-Trace Trace: one evaluation of a solution on a workload (design.md §3.1). A line
 // without solution and evaluation is a "workload trace", the form of workloads/*.jsonl.
 //
 // evaluation.status stays within the schema's seven values so other tools read our traces;
@@ -36,7 +36,7 @@ enum class PtxbStatus {
   kRuntimeError,
   kCompileError,
   kTimeout,
-  kForbidden,         // banned header/symbol/module (DESIGN §3.2, §3.3)
+  kForbidden,         // banned header/symbol/module (design.md §3.2, §3.3)
   kMemoryError,       // sanitizer finding or illegal address
   kRewardHack,        // foreign stream, out-of-window work, below the physical floor (§3.4)
   kInvalidReference,  // the reference itself produced NaN/Inf (§3.5)

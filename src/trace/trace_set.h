@@ -1,4 +1,4 @@
-// A FlashInfer-Trace set on disk (DESIGN §3.1):
+// A FlashInfer-Trace set on disk (design.md §3.1):
 //   definitions/<op_type>/<name>.json     one Definition each
 //   workloads/<op_type>/<name>.jsonl      workload traces of definition <name>
 //   solutions/**.json                     one Solution each

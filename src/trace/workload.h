@@ -1,5 +1,5 @@
 // FlashInfer-Trace Workload: concrete values for a definition's var axes plus how each input is
-// produced (DESIGN §3.1). Stored one per line in workloads/<op_type>/<definition>.jsonl, wrapped
+// produced (design.md §3.1). Stored one per line in workloads/<op_type>/<definition>.jsonl, wrapped
 // as {"definition": ..., "workload": {...}} (a trace without solution and evaluation).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Golden tests of the `run` signature (DESIGN §3.2) of every built-in task, generated from the
+// Golden tests of the `run` signature (design.md §3.2) of every built-in task, generated from the
 // task definitions in tasks/. testdata/signatures/builtin_tasks.txt is the reviewed expectation;
 // when a definition changes on purpose, regenerate it with
 //   build/ptxbench tasks list --json | ... (see the file's header) and review the diff.

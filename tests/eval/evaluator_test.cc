@@ -1,6 +1,6 @@
 // The evaluator's status paths with fakes for the GPU, the runner processes and the profilers
-// (eval/eval_backend.h): every verdict the supervisor can reach, without a GPU.
-#include "eval/evaluator.h"
+// (supervisor/eval_backend.h): every verdict the supervisor can reach, without a GPU.
+#include "supervisor/evaluator.h"
 
 #include <gtest/gtest.h>
 
@@ -850,7 +850,7 @@ TEST_F(EvaluatorTest, ResultRoundTripsAndMapsToSchemaStatuses) {
   EXPECT_FALSE(trace["evaluation"]["ptxbench"].contains("trace_validation_error"));
 }
 
-// ---- sandbox (eval/eval_sandbox.h): every untrusted process starts inside ptxbench-sandbox ----
+// ---- sandbox (supervisor/eval_sandbox.h): every untrusted process starts inside ptxbench-sandbox ----
 
 TEST_F(EvaluatorTest, RunnersAndProfilersRunInsideTheSandbox) {
   EvalResult r = run();

@@ -1,6 +1,6 @@
-// The supervisor's integrity decisions without a GPU (eval/integrity_checks.h) and the reason
+// The supervisor's integrity decisions without a GPU (supervisor/integrity_checks.h) and the reason
 // table every verdict, document and manifest refers to (eval/integrity_reasons.h).
-#include "eval/integrity_checks.h"
+#include "supervisor/integrity_checks.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // GPU tests of the evaluator's building blocks: the checking layer, input generation, poison,
-// the comparison kernel (DESIGN §3.5), unwritten-element tracking, content hashing, L2 flush.
+// the comparison kernel (design.md §3.5), unwritten-element tracking, content hashing, L2 flush.
 // Label `gpu`; run on the H200 (`ctest -L gpu` or
 // `ptxbench_gpu_tests
 // --gtest_filter='CudaCheck*:InputGen*:Poison*:Compare*:Unwritten*:ContentHash*:L2Flush*'`).
@@ -13,12 +13,12 @@
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
-#include "gpu/compare.h"
-#include "gpu/content_hash.h"
-#include "gpu/cuda_check.h"
-#include "gpu/device_buffer.h"
-#include "gpu/input_gen.h"
-#include "gpu/l2_flush.h"
+#include "supervisor/device/compare.h"
+#include "supervisor/device/content_hash.h"
+#include "references/library_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/input_gen.h"
+#include "cuda/l2_flush.h"
 
 #include "test_macros.h"
 
@@ -410,18 +410,17 @@ TEST(L2Flush, BufferIsTwiceL2AndFlushRuns) {
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   int l2 = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), cudaSuccess);
-  ASSERT_OK_AND_ASSIGN(L2Flusher flusher, L2Flusher::create(device));
-  EXPECT_GE(flusher.buffer_bytes(), 2 * static_cast<std::size_t>(l2));
+  L2Flush flush;
+  ASSERT_OK(flush.allocate_for_current_device());
+  EXPECT_GE(flush.bytes(), kL2FlushMultiple * static_cast<std::uint64_t>(l2));
   ASSERT_OK_AND_ASSIGN(EventTimer timer, EventTimer::create());
-  ASSERT_OK(flusher.flush(nullptr));
+  ASSERT_EQ(flush.flush(nullptr), cudaSuccess);
   ASSERT_OK(timer.start(nullptr));
-  ASSERT_OK(flusher.flush(nullptr));
+  ASSERT_EQ(flush.flush(nullptr), cudaSuccess);
   ASSERT_OK(timer.stop(nullptr));
   ASSERT_OK_AND_ASSIGN(float ms, timer.elapsed_ms());
-  std::printf("[ info ] L2 %d bytes; flush of %zu bytes took %.3f ms\n", l2, flusher.buffer_bytes(),
-              ms);
-  ASSERT_OK(flush_l2(nullptr));
-  ASSERT_OK(flush_l2(nullptr));
+  std::printf("[ info ] L2 %d bytes; flush of %llu bytes took %.3f ms\n", l2,
+              static_cast<unsigned long long>(flush.bytes()), ms);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 

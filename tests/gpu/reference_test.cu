@@ -1,5 +1,5 @@
 // GPU tests of the reference backends: cuBLASLt GEMM and cuDNN SDPA forward/backward agree with
-// the independent plain CUDA references (DESIGN §3.5 rule, atol = rtol = 1e-2), through the
+// the independent plain CUDA references (design.md §3.5 rule, atol = rtol = 1e-2), through the
 // same ABI entry (invoke) the runner uses; plus a timing print at the paper's full sizes
 // (informational, never an assertion). Label `gpu`; filter: `--gtest_filter='Reference*'`.
 #include <algorithm>
@@ -10,15 +10,15 @@
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
-#include "gpu/compare.h"
-#include "gpu/cublaslt_gemm.h"
-#include "gpu/cudnn_sdpa.h"
-#include "gpu/cudnn_sdpa_graph.h"
-#include "gpu/device_buffer.h"
-#include "gpu/input_gen.h"
-#include "gpu/l2_flush.h"
-#include "gpu/plain_kernels.h"
-#include "gpu/reference.h"
+#include "supervisor/device/compare.h"
+#include "references/cublaslt_gemm.h"
+#include "references/cudnn_sdpa.h"
+#include "references/cudnn_sdpa_graph.h"
+#include "cuda/device_buffer.h"
+#include "cuda/input_gen.h"
+#include "cuda/l2_flush.h"
+#include "references/plain_kernels.h"
+#include "references/reference.h"
 
 #include "test_macros.h"
 
@@ -55,7 +55,7 @@ struct Tensor {
   float* f32() const { return buffer.as<float>(); }
 };
 
-// Compares on the GPU with the DESIGN §3.5 rule and prints exactly what mismatched.
+// Compares on the GPU with the design.md §3.5 rule and prints exactly what mismatched.
 void expect_matches(const std::string& what, const Tensor& candidate, const Tensor& reference) {
   ASSERT_EQ(candidate.count, reference.count) << what;
   auto result = compare_on_device(candidate.buffer.data(), candidate.dtype, reference.buffer.data(),
@@ -267,7 +267,7 @@ TEST(ReferenceAttention, CudnnBackwardMatchesPlain) {
     SCOPED_TRACE(case_name(c));
     const AttentionShape& s = c.shape;
     ASSERT_OK_AND_ASSIGN(AttentionInputs in, make_attention_inputs(s, 200));
-    // O and LSE come from the reference forward on the same Q, K, V (DESIGN §4).
+    // O and LSE come from the reference forward on the same Q, K, V (design.md §4).
     ASSERT_OK_AND_ASSIGN(Tensor o, Tensor::poisoned(DType::kBFloat16, in.count));
     ASSERT_OK_AND_ASSIGN(Tensor lse, Tensor::poisoned(DType::kFloat32, in.rows));
     ASSERT_OK_AND_ASSIGN(auto forward, make_reference("cudnn_sdpa_fwd", c.causal));
@@ -303,7 +303,7 @@ TEST(ReferenceAttention, CudnnBackwardMatchesPlain) {
   }
 }
 
-// ---- timing print at the paper's sizes (DESIGN §4); never asserts on time ----
+// ---- timing print at the paper's sizes (design.md §4); never asserts on time ----
 
 // Median of kRuns event-timed calls, each after an L2 flush, following kWarmup calls.
 template <typename Call>
@@ -312,9 +312,11 @@ Result<float> median_ms(Call&& call) {
   constexpr int kRuns = 10;
   for (int i = 0; i < kWarmup; ++i) PTXB_RETURN_IF_ERROR(call());
   PTXB_ASSIGN_OR_RETURN(EventTimer timer, EventTimer::create());
+  L2Flush flush;
+  PTXB_RETURN_IF_ERROR(flush.allocate_for_current_device());
   std::vector<float> samples;
   for (int i = 0; i < kRuns; ++i) {
-    PTXB_RETURN_IF_ERROR(flush_l2(nullptr));
+    PTXB_CUDA_CHECK(flush.flush(nullptr));
     PTXB_RETURN_IF_ERROR(timer.start(nullptr));
     PTXB_RETURN_IF_ERROR(call());
     PTXB_RETURN_IF_ERROR(timer.stop(nullptr));

@@ -1,6 +1,6 @@
 // GPU tests of the candidate runner (label gpu; run on the H200). The test process plays the
 // supervisor: it owns the buffers, exports them by CUDA IPC, spawns build/ptxbench-runner over a
-// socketpair (runner/runner_client.h) and checks the runner's facts. Candidates are built at test
+// socketpair (supervisor/runner_client.h) and checks the runner's facts. Candidates are built at test
 // time from testdata/runner/candidate.cu (four variants, compiled in parallel).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "core/fs.h"
 #include "core/json_io.h"
 #include "core/process.h"
-#include "runner/runner_client.h"
+#include "supervisor/runner_client.h"
 #include "test_macros.h"
 
 namespace ptxb {

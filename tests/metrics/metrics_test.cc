@@ -1,4 +1,4 @@
-// DESIGN §3.7 metrics on the golden run directories, every expectation worked out by hand.
+// design.md §3.7 metrics on the golden run directories, every expectation worked out by hand.
 //
 // testdata/runs/golden_gemm (model-x, gemm, sm_90a), turns by trajectory (s = speedup, DP =
 // dynamic_present, SA = static_absent, ?? = unknown):

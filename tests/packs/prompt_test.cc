@@ -1,6 +1,6 @@
 // Knowledge-pack composition and prompt assembly (src/packs). The fixture packs in
 // testdata/packs_fixture keep these tests independent of the real packs' wording; the last group
-// measures the real packs under packs/ against the 15k–35k token budget of DESIGN §5.
+// measures the real packs under packs/ against the 15k–35k token budget of design.md §5.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,7 +17,7 @@ namespace {
 const std::string kFixtureDir = std::string(PTXB_TESTDATA_DIR) + "/packs_fixture";
 const std::string kRealPacksDir = std::string(PTXB_SOURCE_DIR) + "/packs";
 
-// The GEMM task of DESIGN §4, built by hand so that these tests do not depend on the
+// The GEMM task of design.md §4, built by hand so that these tests do not depend on the
 // definition parser.
 Definition gemm_definition() {
   Definition def;
@@ -268,7 +268,7 @@ TEST(RealPacks, LoadAndEveryTagComposesForBothArchitectures) {
     }
 }
 
-// DESIGN §5: each default variant is 15k–35k tokens. Fails loudly, never skips, when the wrapper
+// design.md §5: each default variant is 15k–35k tokens. Fails loudly, never skips, when the wrapper
 // headers (packs/<arch>/include/**/*.cuh) are absent: a pack without them is not the product.
 TEST(RealPacks, DefaultVariantsAreWithinTheTokenBudget) {
   auto library = PackLibrary::load(kRealPacksDir);

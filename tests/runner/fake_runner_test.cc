@@ -1,5 +1,5 @@
 // A whole supervisor ↔ runner conversation without a GPU: RunnerClient on one end of a
-// socketpair, a scripted fake runner (speaking runner/protocol.h) on the other.
+// socketpair, a scripted fake runner (speaking protocol/protocol.h) on the other.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -8,9 +8,9 @@
 #include <functional>
 #include <thread>
 
-#include "runner/frame.h"
-#include "runner/protocol.h"
-#include "runner/runner_client.h"
+#include "protocol/frame.h"
+#include "protocol/protocol.h"
+#include "supervisor/runner_client.h"
 
 namespace ptxb {
 namespace {

@@ -1,4 +1,4 @@
-#include "runner/frame.h"
+#include "protocol/frame.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

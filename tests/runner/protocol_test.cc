@@ -1,10 +1,10 @@
-#include "runner/protocol.h"
+#include "protocol/protocol.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "runner/param_layout.h"
+#include "protocol/param_layout.h"
 
 namespace ptxb {
 namespace {

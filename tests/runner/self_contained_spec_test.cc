@@ -1,4 +1,4 @@
-#include "runner/self_contained_spec.h"
+#include "protocol/self_contained_spec.h"
 
 #include <gtest/gtest.h>
 

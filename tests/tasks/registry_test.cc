@@ -81,7 +81,7 @@ TEST(Registry, AttentionAxisAndTensorOrder) {
   tensors.clear();
   for (const auto& tensor : backward->definition.inputs) tensors.push_back(tensor.name);
   EXPECT_EQ(tensors, (std::vector<std::string>{"Q", "K", "V", "O", "dO", "L"}));
-  // O and L are produced by the reference forward, not drawn at random (DESIGN §4).
+  // O and L are produced by the reference forward, not drawn at random (design.md §4).
   EXPECT_EQ(backward->workload.find_input("O")->derive, "reference_forward");
   EXPECT_EQ(backward->workload.find_input("L")->derive, "reference_forward");
   EXPECT_EQ(backward->workload.find_input("dO")->derive, "");

@@ -1,0 +1,68 @@
+// libptxbench_reference.so: the frontier-library references (references/reference.h) behind the same
+// exported ABI as a compiled candidate (compile/trampoline.cc), so ptxbench-runner loads, binds,
+// calls and times a reference exactly like a candidate (design.md §3.4: "the same code path times
+// candidate and reference").
+//
+// The runner protocol has no reference-specific message: the supervisor selects the backend
+// through the environment of the reference runner it spawns:
+//   PTXBENCH_REFERENCE            "cublaslt_gemm" | "cudnn_sdpa_fwd[:causal]" |
+//   "cudnn_sdpa_bwd[:causal]" PTXBENCH_REFERENCE_SIGNATURE  the task's `run` declaration (the
+//   runner builds params from it)
+// The first call prepares the backend for the call's shape (plans, algorithm selection); that
+// happens inside a warm-up call, never a timed one. A failure aborts the process with the
+// message on stderr: the supervisor reports it as an INFRA_ERROR with the runner's log.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "references/reference.h"
+
+namespace {
+
+std::unique_ptr<ptxb::gpu::ReferenceBackend>& backend() {
+  static std::unique_ptr<ptxb::gpu::ReferenceBackend> instance;
+  return instance;
+}
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "libptxbench_reference: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void ptxbench_invoke(void* const* params) {
+  auto& instance = backend();
+  if (!instance) {
+    const char* selector = std::getenv("PTXBENCH_REFERENCE");
+    if (selector == nullptr) die("PTXBENCH_REFERENCE is not set");
+    std::string name = selector;
+    bool causal = false;
+    if (const auto colon = name.find(':'); colon != std::string::npos) {
+      causal = name.substr(colon + 1) == "causal";
+      name = name.substr(0, colon);
+    }
+    auto made = ptxb::gpu::make_reference(name, causal);
+    if (!made.ok()) die(made.error().message);
+    instance = std::move(made).value();
+  }
+  const int tensors = instance->num_params() - instance->num_axes() - 1;
+  std::vector<std::int64_t> axes;
+  for (int i = 0; i < instance->num_axes(); ++i)
+    axes.push_back(*static_cast<const std::int64_t*>(params[tensors + i]));
+  const cudaStream_t stream = *static_cast<const cudaStream_t*>(params[instance->num_params() - 1]);
+  if (auto prepared = instance->prepare(axes, stream); !prepared.ok())
+    die(prepared.error().message);
+  if (auto invoked = instance->invoke(params); !invoked.ok()) die(invoked.error().message);
+}
+
+extern "C" __attribute__((visibility("default"))) const char* ptxbench_abi_signature() {
+  static const std::string signature = [] {
+    const char* value = std::getenv("PTXBENCH_REFERENCE_SIGNATURE");
+    return std::string(value != nullptr ? value : "");
+  }();
+  return signature.c_str();
+}

@@ -1,0 +1,62 @@
+// The runner's request loop (docs/runner.md): one candidate per process, one channel, strictly
+// request/response. The runner reports facts — CUPTI records, module hashes, CUDA error names —
+// and never decides or prints a verdict (design.md §3.3).
+//
+// Exit codes of `ptxbench-runner --channel-fd N` (the supervisor reads them only as a
+// diagnosis; a crash shows as a signal instead):
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/json_io.h"
+#include "core/result.h"
+#include "runner/process_census.h"
+#include "protocol/protocol.h"
+#include "runner/bound_sets.h"
+#include "runner/candidate_library.h"
+#include "cuda/l2_flush.h"
+#include "runner/nvml_clock.h"
+
+namespace ptxb {
+
+inline constexpr int kRunnerExitOk = 0;             // after `shutdown`
+inline constexpr int kRunnerExitUsage = 1;          // bad command line
+inline constexpr int kRunnerExitMalformed = 2;      // malformed/oversize/truncated message
+inline constexpr int kRunnerExitChannelClosed = 3;  // supervisor went away without `shutdown`
+inline constexpr int kRunnerExitInitFailed = 4;     // CUDA/CUPTI set-up failed (after replying)
+inline constexpr int kRunnerExitCandidateExit = 5;  // the candidate called exit() (atexit guard)
+
+class RunnerService {
+ public:
+  explicit RunnerService(int channel_fd) : channel_fd_(channel_fd) {}
+  // Serves requests until shutdown or a fatal channel problem; returns the exit code.
+  int serve();
+
+ private:
+  Result<Json> handle_hello();
+  Result<Json> handle_load(const Json& request);
+  Result<Json> handle_bind(const Json& request);
+  Result<Json> handle_call(const Json& request);
+  Status initialize_gpu();
+  // Threads that appeared while candidate code ran (its dlopen, its `run`) are the candidate's;
+  // the runner's own phases may start driver/CUPTI threads without blaming it.
+  void track_candidate_threads(const std::vector<TaskEntry>& before);
+  void report_leftovers(CallReply& reply);
+
+  int channel_fd_;
+  bool gpu_ready_ = false;
+  cudaStream_t stream_ = nullptr;
+  std::uint32_t stream_id_ = 0;  // CUPTI's id of stream_ (cuptiGetStreamIdEx)
+  L2Flush l2_flush_;
+  NvmlClock nvml_;
+  CandidateLibrary candidate_;
+  BoundSets sets_;
+  std::uint64_t call_count_ = 0;
+  HelloReply hello_;
+  std::vector<TaskEntry> candidate_threads_;
+};
+
+}  // namespace ptxb

@@ -1,0 +1,88 @@
+// The supervisor's GPU side of an evaluation (supervisor/eval_backend.h EvalDevice), on the real GPU.
+//
+// Owns every tensor of every input set (exported to the runner by CUDA IPC), the reference
+// outputs (never exported: they exist only in this trusted process, design.md §3.3), the
+// comparison and the full-write trackers. All work runs on one private stream and is
+// synchronized before a method returns, so no supervisor GPU work overlaps a timed call.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "abi/signature.h"
+#include "supervisor/eval_backend.h"
+#include "supervisor/device/compare.h"
+#include "cuda/device_buffer.h"
+#include "references/reference.h"
+
+namespace ptxb::gpu {
+
+class GpuEvalDevice final : public EvalDevice {
+ public:
+  static Result<std::unique_ptr<GpuEvalDevice>> create();
+  ~GpuEvalDevice() override;
+
+  Result<DeviceFacts> facts() override;
+  Status setup(const Task& task, const std::vector<std::uint64_t>& set_seeds) override;
+  Status regenerate(int set, std::uint64_t seed) override;
+  Status perturb(int set, std::uint64_t seed) override;
+  Result<BindRequest> bind_request() override;
+  Status poison(int set, int trial) override;
+  Result<std::uint64_t> input_hash(int set) override;
+  Result<std::uint64_t> output_hash(int set) override;
+  Result<std::vector<OutputCheck>> check(int set, int trial) override;
+  Status observe_unwritten(int set, int trial) override;
+  Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
+  Json reference_description() override;
+
+ private:
+  GpuEvalDevice() = default;
+
+  struct Tensor {
+    std::string name;
+    DType dtype = DType::kBFloat16;
+    std::int64_t elements = 0;
+    bool is_output = false;
+    bool derived = false;  // backward tasks: O and L come from the reference forward
+    DeviceBuffer buffer;
+    DeviceBuffer reference;  // outputs only: the reference's answer for this set's inputs
+    DeviceBuffer cross;      // outputs only, attention backward: exact-math fp32 gradients
+    std::optional<UnwrittenTracker> unwritten;
+  };
+  struct Set {
+    std::uint64_t seed = 0;
+    std::vector<Tensor> tensors;  // signature order (inputs, then outputs)
+    bool cross_ready = false;     // `cross` buffers hold this set's exact gradients
+  };
+
+  Status generate(Set& set);
+  // The derived inputs (backward O, L) and the reference outputs of a set whose generated
+  // inputs are in place; synchronized.
+  Status derive_and_reference(Set& set);
+  // Order-sensitive hash of the set's inputs or of its outputs.
+  Result<std::uint64_t> tensors_hash(Set& set, bool outputs);
+  // Attention backward: the plain fp32 gradients of `set` into the outputs' `cross` buffers
+  // (computed on the first near-miss of a set, then kept until the set is regenerated).
+  Status compute_cross(Set& set);
+  Tensor* find(Set& set, const std::string& name);
+  // params[] for a reference invoke() on `set`, with `use_reference_outputs` choosing the
+  // private reference buffers or the exported ones as outputs.
+  std::vector<void*> reference_params(Set& set, bool use_reference_outputs,
+                                      std::vector<void*>& storage);
+  Result<Set*> get(int set);
+
+  cudaStream_t stream_ = nullptr;
+  const Task* task_ = nullptr;
+  RunSignature signature_;
+  std::vector<std::int64_t> axes_;  // signature order
+  std::vector<Set> sets_;
+  std::unique_ptr<ReferenceBackend> reference_;
+  std::unique_ptr<ReferenceBackend> forward_;  // backward tasks only
+  bool causal_ = false;
+};
+
+}  // namespace ptxb::gpu

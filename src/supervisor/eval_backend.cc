@@ -1,0 +1,82 @@
+#include "supervisor/eval_backend.h"
+
+#include <algorithm>
+
+#include "core/process.h"
+#include "core/strings.h"
+
+namespace ptxb {
+
+double DeviceFacts::physical_floor_ms(double flops, double min_bytes) const {
+  double floor_seconds = 0.0;
+  const double peak_flops = static_cast<double>(sm_count) * bf16_dense_flop_per_clock_per_sm *
+                            static_cast<double>(max_sm_clock_mhz) * 1e6;
+  if (peak_flops > 0 && flops > 0) floor_seconds = std::max(floor_seconds, flops / peak_flops);
+  if (memory_bytes_per_second > 0 && min_bytes > 0)
+    floor_seconds = std::max(floor_seconds, min_bytes / memory_bytes_per_second);
+  return floor_seconds * 1e3;
+}
+
+DeviceFacts device_facts_from_probe(const GpuInfo& gpu) {
+  DeviceFacts f;
+  f.name = gpu.name;
+  f.sm_count = gpu.sm_count;
+  f.max_sm_clock_mhz = gpu.sm_clock_max_mhz;
+  f.l2_bytes = gpu.l2_cache_bytes;
+  f.compute_processes = static_cast<int>(gpu.compute_processes);
+  f.clock_event_reasons = gpu.clock_event_reason_names;
+  f.sm_clock_mhz = gpu.sm_clock_mhz;
+  if (gpu.compute_capability_major == 9) f.bf16_dense_flop_per_clock_per_sm = 4096;
+  if (gpu.compute_capability_major == 10) f.bf16_dense_flop_per_clock_per_sm = 8192;
+  if (contains(gpu.name, "H200"))
+    f.memory_bytes_per_second = 4.8e12;
+  else if (contains(gpu.name, "H100") && contains(gpu.name, "PCIe"))
+    f.memory_bytes_per_second = 2.0e12;
+  else if (contains(gpu.name, "H100"))
+    f.memory_bytes_per_second = 3.35e12;
+  else if (contains(gpu.name, "B200"))
+    f.memory_bytes_per_second = 8.0e12;
+  return f;
+}
+
+Json DeviceFacts::to_json() const {
+  return Json{{"name", name},
+              {"sm_count", sm_count},
+              {"max_sm_clock_mhz", max_sm_clock_mhz},
+              {"bf16_dense_flop_per_clock_per_sm", bf16_dense_flop_per_clock_per_sm},
+              {"memory_bytes_per_second", memory_bytes_per_second},
+              {"l2_bytes", l2_bytes},
+              {"compute_processes", compute_processes},
+              {"clock_event_reasons", clock_event_reasons},
+              {"sm_clock_mhz", sm_clock_mhz}};
+}
+
+std::vector<std::string> reference_variables(const std::string& selector,
+                                             const std::string& signature) {
+  return {"PTXBENCH_REFERENCE=" + selector, "PTXBENCH_REFERENCE_SIGNATURE=" + signature};
+}
+
+std::vector<std::string> reference_environment(const std::string& selector,
+                                               const std::string& signature) {
+  std::vector<std::string> env;
+  for (const auto& entry : current_environment())
+    if (!starts_with(entry, "PTXBENCH_REFERENCE")) env.push_back(entry);
+  for (auto& entry : reference_variables(selector, signature)) env.push_back(std::move(entry));
+  return env;
+}
+
+Result<std::unique_ptr<RunnerSession>> ProcessRunnerLauncher::spawn(
+    RunnerRole role, const std::string& reference_selector, const std::string& signature,
+    const std::vector<std::string>& sandbox_prefix) {
+  RunnerLaunchSpec spec;
+  spec.runner_path = runner_path_;
+  spec.wrapper_argv = sandbox_prefix;
+  // The reference library reads its backend and ABI from the environment: the runner's
+  // protocol stays the same for candidates and references.
+  if (role == RunnerRole::kReference)
+    spec.env = reference_environment(reference_selector, signature);
+  PTXB_ASSIGN_OR_RETURN(std::unique_ptr<RunnerClient> client, RunnerClient::spawn(spec));
+  return std::unique_ptr<RunnerSession>(new ClientRunnerSession(std::move(client)));
+}
+
+}  // namespace ptxb

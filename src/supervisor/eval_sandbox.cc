@@ -1,0 +1,167 @@
+#include "supervisor/eval_sandbox.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "core/fs.h"
+#include "core/strings.h"
+#include "supervisor/eval_backend.h"
+#include "sandbox/blocked_syscall.h"
+#include "sandbox/sandbox_report.h"
+
+namespace ptxb {
+namespace {
+
+// Where cuBLAS/cuDNN/NVRTC/nvJitLink can be found by a dlopen without a path or with the
+// usual ones: the dynamic loader's search path and the CUDA toolkit. (A copy elsewhere, say in
+// a Python environment the loader does not search, stays visible; the static symbol check and
+// the runtime module check (FORBIDDEN runtime_module) still stand between it and a verdict.)
+std::vector<std::string> library_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("LD_LIBRARY_PATH"))
+    for (const auto& dir : split(path, ':')) dirs.push_back(dir);
+  const std::string cuda = PTXB_CUDA_ROOT;
+  for (const std::string& dir :
+       {cuda + "/lib64", cuda + "/targets/x86_64-linux/lib", std::string("/usr/local/cuda/lib64"),
+        std::string("/usr/lib/x86_64-linux-gnu"), std::string("/lib/x86_64-linux-gnu"),
+        std::string("/usr/lib64"), std::string("/usr/local/lib")})
+    dirs.push_back(dir);
+  return dirs;
+}
+
+}  // namespace
+
+EvalSandbox::EvalSandbox(const SupervisorJob& job, std::string staging_dir,
+                         const std::string& reference_selector, const std::string& signature)
+    : enabled_(!job.request.options.unsafe_no_sandbox),
+      launcher_(job.sandbox_path),
+      staging_dir_(std::move(staging_dir)),
+      reference_selector_(reference_selector),
+      signature_(signature) {
+  description_ = Json{{"enabled", enabled_}};
+  if (!enabled_) {
+    description_["why"] =
+        "--unsafe-no-sandbox: untrusted code ran with the supervisor's "
+        "privileges, environment and network";
+    return;
+  }
+  // The sandboxed uid must reach the staged files; nothing in here is secret.
+  ::chmod(staging_dir_.c_str(), 0755);
+  hidden_files_ = forbidden_library_files(library_dirs());
+  description_["launcher"] = launcher_;
+  description_["hidden_files"] = hidden_files_;
+}
+
+Result<SandboxPolicy> EvalSandbox::policy(bool library_in_slot, SeccompProfile profile) {
+  SandboxPolicy p;
+  p.scratch_dir = fmt::format("{}/scratch-{}", staging_dir_, scratch_count_++);
+  PTXB_RETURN_IF_ERROR(make_directories(p.scratch_dir));
+  ::chmod(p.scratch_dir.c_str(), 0755);
+  p.seccomp = profile;
+  if (library_in_slot) {
+    p.set_env = reference_variables(reference_selector_, signature_);
+  } else {
+    p.hidden_files = hidden_files_;
+  }
+  return p;
+}
+
+Status EvalSandbox::self_check(ProcessRunner& tools) {
+  if (!enabled_) return ok_status();
+  if (launcher_.empty() || !find_executable(launcher_))
+    return make_error(std::string(reason::kSandboxUnavailable),
+                      "the sandbox launcher ptxbench-sandbox was not found{}; build it, or pass "
+                      "--unsafe-no-sandbox to run untrusted code without a sandbox",
+                      launcher_.empty() ? "" : " at " + launcher_);
+  PTXB_ASSIGN_OR_RETURN(SandboxPolicy policy, policy(false, SeccompProfile::kRunner));
+  ProcessSpec spec;
+  spec.argv = sandbox_command(launcher_, policy, {launcher_, "--report", policy.scratch_dir});
+  spec.timeout = std::chrono::milliseconds(30'000);
+  auto ran = tools.run(spec);
+  if (!ran.ok())
+    return make_error(std::string(reason::kSandboxSetup), "ptxbench-sandbox: {}",
+                      ran.error().message);
+  if (!ran->succeeded()) {
+    std::string why = trim(ran->stderr_text);
+    if (why.empty()) why = ran->describe();
+    return make_error(std::string(reason::kSandboxSetup),
+                      "the sandbox could not be set up ({}): {}", ran->describe(),
+                      why.substr(0, 1000));
+  }
+  Json report;
+  try {
+    report = Json::parse(ran->stdout_text);
+  } catch (const std::exception& e) {
+    return make_error(std::string(reason::kSandboxSetup),
+                      "ptxbench-sandbox --report printed no JSON: {}", e.what());
+  }
+  description_["policy"] = policy.to_json();
+  description_["report"] = report;
+  if (auto checked = check_sandbox_report(report, namespace_ids(), policy.network_namespace,
+                                          policy.ipc_namespace);
+      !checked.ok())
+    return Error{checked.error().message, std::string(reason::kSandboxSetup)};
+  return ok_status();
+}
+
+Result<std::vector<std::string>> EvalSandbox::runner_prefix(bool library_in_slot) {
+  if (!enabled_) return std::vector<std::string>{};
+  PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(library_in_slot, SeccompProfile::kRunner));
+  p.keep_fds = {0, 1, 2, 3};  // fd 3: the runner's channel (supervisor/runner_client.h)
+  return sandbox_command(launcher_, p, {});
+}
+
+Result<ProcessSpec> EvalSandbox::wrap_tool(ProcessSpec spec, bool library_in_slot) {
+  if (!enabled_) {
+    if (library_in_slot) spec.env = reference_environment(reference_selector_, signature_);
+    return spec;
+  }
+  PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(library_in_slot, SeccompProfile::kProfiler));
+  // RLIMIT_CPU counts every thread of the process: the sanitizer's and ncu's helper threads
+  // spin while the target runs, so a 300 s wall limit can mean more CPU than a runner uses.
+  p.cpu_seconds = 1800;
+  spec.argv = sandbox_command(launcher_, p, spec.argv);
+  return spec;
+}
+
+std::optional<Finding> sandbox_finding(int term_signal, const std::string& log) {
+  switch (term_signal) {
+    case SIGSYS: {
+      const std::string reason = sandbox_seccomp_reason(log);
+      const auto colon = reason.find(':');
+      const std::string call = colon == std::string::npos
+                                   ? "a system call (its name was not reported)"
+                                   : "the system call " + reason.substr(colon + 1);
+      return Finding{PtxbStatus::kForbidden, reason,
+                     fmt::format("the sandbox's seccomp filter stopped {}, which untrusted code "
+                                 "may not make; the process was killed",
+                                 call)};
+    }
+    case SIGXCPU:
+      return Finding{PtxbStatus::kRuntimeError, std::string(reason::kSandboxCpuLimit),
+                     "the process used up the sandbox's CPU-time limit (RLIMIT_CPU)"};
+    case SIGXFSZ:
+      return Finding{PtxbStatus::kRuntimeError, std::string(reason::kSandboxFileSizeLimit),
+                     "the process wrote a file beyond the sandbox's size limit (RLIMIT_FSIZE)"};
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<Finding> sandbox_setup_failure(int exit_code, const std::string& output) {
+  if (exit_code != kSandboxExitSetupFailed) return std::nullopt;
+  const auto at = output.find(kSandboxSetupErrorPrefix);
+  if (at == std::string::npos) return std::nullopt;
+  const auto end = output.find('\n', at);
+  return Finding{PtxbStatus::kInfraError, std::string(reason::kSandboxSetup),
+                 output.substr(at, end == std::string::npos ? std::string::npos : end - at)};
+}
+
+std::optional<Finding> sandbox_finding_in_output(const std::string& output) {
+  if (!blocked_syscall_in_log(output)) return std::nullopt;
+  return sandbox_finding(SIGSYS, output);
+}
+
+}  // namespace ptxb
