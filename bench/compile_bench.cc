@@ -1,5 +1,5 @@
 // compile_bench: cold compile time of a typical kernel per architecture (cache bypassed) versus
-// the time of a cache hit, and their ratio. Target (issue 3): a cache hit under 50 ms.
+// the time of a cache hit, and their ratio. Target: a cache hit under 50 ms.
 //   build/bench/compile_bench [--hits N]
 // Results: bench/results/compile.md (command, machine, date).
 #include <algorithm>
