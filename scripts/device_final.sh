@@ -26,7 +26,8 @@ if want solutions; then
   for spec in ${SOLUTION_SPECS:-mha_bwd_d128:rung1_tma_wgmma:13 mha_bwd_d128_causal:rung1_tma_wgmma:13 \
               mha_with_lse_d128:rung2_warp_specialized:12 mha_with_lse_d128_causal:rung2_warp_specialized:12}; do
     IFS=: read -r task rung seed <<<"$spec"
-    "$BIN/ptxbench" eval "solutions/$task/$rung.cu" --task "$task" --json --seed "$seed" \
+    bash scripts/solution_kernel.sh "$BIN" "$task" "$rung" >"$W/${task}__${rung}.cu"
+    "$BIN/ptxbench" eval "$W/${task}__${rung}.cu" --task "$task" --json --seed "$seed" \
       >"$W/${task}__${rung}__$seed.json" 2>"$W/${task}__${rung}__$seed.err"
     echo "$task $rung $seed rc=$?" | tee -a "$summary"
   done
