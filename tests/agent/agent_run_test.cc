@@ -73,7 +73,7 @@ class AgentRun : public ::testing::Test {
     auto registry = TaskRegistry::load({});
     ASSERT_TRUE(registry.ok()) << registry.error().message;
     registry_.emplace(std::move(registry).value());
-    auto packs = PackLibrary::load(default_packs_dir());
+    auto packs = PackLibrary::load(default_packs_dir().value());
     ASSERT_TRUE(packs.ok()) << packs.error().message;
     packs_.emplace(std::move(packs).value());
     auto dir = make_temp_directory("ptxb-agent-test");
@@ -393,7 +393,7 @@ TEST_F(AgentRun, OverHttpNoCodeSeveralBlocksAndContextWindow) {
 }
 
 TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
-  auto replay = ReplayModel::load(default_replay_dir());
+  auto replay = ReplayModel::load(default_replay_dir().value());
   ASSERT_TRUE(replay.ok()) << replay.error().message;
   EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 1).value(),
             "gemm_n7168_k5120/rung1_tma_wgmma.cu");
@@ -413,7 +413,7 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   ASSERT_TRUE(first.ok()) << first.error().message;
   const ExtractedKernel extracted = extract_kernel(first->content);
   ASSERT_TRUE(extracted.found) << extracted.no_code_reason;
-  auto file = read_file(default_replay_dir() + "/mha_bwd_d128/rung1_tma_wgmma.cu", 1 << 20);
+  auto file = read_file(default_replay_dir().value() + "/mha_bwd_d128/rung1_tma_wgmma.cu", 1 << 20);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(extracted.source, file.value());
   EXPECT_NE(first->content.find("Turn 1 (replay)"), std::string::npos);
@@ -424,7 +424,8 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   auto second = replay.value()->complete(conversation);
   ASSERT_TRUE(second.ok());
   EXPECT_NE(second->content.find("Turn 2 (replay)"), std::string::npos);
-  auto rung2 = read_file(default_replay_dir() + "/mha_bwd_d128/rung2_warp_specialized.cu", 1 << 20);
+  auto rung2 =
+      read_file(default_replay_dir().value() + "/mha_bwd_d128/rung2_warp_specialized.cu", 1 << 20);
   ASSERT_TRUE(rung2.ok());
   EXPECT_EQ(extract_kernel(second->content).source, rung2.value());
   // Past the end of the list the replay repeats its last kernel, and says so.
