@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "../support/tree_paths.h"
 #include "core/json_io.h"
 #include "core/process.h"
 #include "test_macros.h"
@@ -22,7 +23,7 @@ struct Rung {
 };
 
 std::vector<Rung> rungs() {
-  const std::string root = std::string(PTXB_SOURCE_DIR) + "/solutions/";
+  const std::string root = tree::source_dir() + "/solutions/";
   return {{root + "gemm_n7168_k5120/rung1_tma_wgmma.cu", "gemm_n7168_k5120", 0.86},
           {root + "gemm_n7168_k5120/rung2_warp_specialized.cu", "gemm_n7168_k5120", 0.87},
           {root + "gemm_n7168_k5120/rung3_cluster_multicast.cu", "gemm_n7168_k5120", 0.94},
@@ -42,8 +43,8 @@ TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device";
   for (const auto& rung : rungs()) {
     ASSERT_TRUE(std::filesystem::exists(rung.path)) << rung.path;
-    ProcessSpec spec{{gpu_test::sibling_binary(PTXB_CLI_PATH), "eval", rung.path, "--task",
-                      rung.task, "--json", "--seed", "21"}};
+    ProcessSpec spec{
+        {tree::cli(), "eval", rung.path, "--task", rung.task, "--json", "--seed", "21"}};
     spec.timeout = std::chrono::seconds(300);
     spec.output_cap_bytes = 64u << 20;
     auto ran = SystemProcessRunner().run(spec);
