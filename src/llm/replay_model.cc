@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "core/install_layout.h"
 #include "core/json_io.h"
 #include "core/strings.h"
 #include "packs/token_estimate.h"
@@ -23,8 +24,8 @@ std::string headline(const std::string& source) {
 
 }  // namespace
 
-std::string default_replay_dir() {
-  return PTXB_SOURCE_DIR "/solutions";
+Result<std::string> default_replay_dir() {
+  return data_subdir("solutions");
 }
 
 Result<std::unique_ptr<ReplayModel>> ReplayModel::load(const std::string& dir) {

@@ -43,7 +43,7 @@ class ReplayModel final : public ModelClient {
   std::map<std::string, std::vector<Kernel>> kernels_;  // task -> kernels, turn order
 };
 
-// Default replay folder: the repository's solutions/ (PTXB_SOURCE_DIR "/solutions").
-std::string default_replay_dir();
+// Default replay folder: the data folder's solutions/ (core/install_layout.h).
+Result<std::string> default_replay_dir();
 
 }  // namespace ptxb

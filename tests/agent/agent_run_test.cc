@@ -73,7 +73,7 @@ class AgentRun : public ::testing::Test {
     auto registry = TaskRegistry::load({});
     ASSERT_TRUE(registry.ok()) << registry.error().message;
     registry_.emplace(std::move(registry).value());
-    auto packs = PackLibrary::load(default_packs_dir());
+    auto packs = PackLibrary::load(default_packs_dir().value());
     ASSERT_TRUE(packs.ok()) << packs.error().message;
     packs_.emplace(std::move(packs).value());
     auto dir = make_temp_directory("ptxb-agent-test");
@@ -393,7 +393,7 @@ TEST_F(AgentRun, OverHttpNoCodeSeveralBlocksAndContextWindow) {
 }
 
 TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
-  auto replay = ReplayModel::load(default_replay_dir());
+  auto replay = ReplayModel::load(default_replay_dir().value());
   ASSERT_TRUE(replay.ok()) << replay.error().message;
   EXPECT_EQ(replay.value()->kernel_variant("gemm_n7168_k5120", 1)->describe(),
             "gemm_n7168_k5120/rung1_tma_wgmma.cu");
@@ -405,7 +405,7 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   EXPECT_EQ(replay.value()->kernel_variant("mha_with_lse_d128_causal", 2)->describe(),
             "mha_with_lse_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1");
   auto forward =
-      read_file(default_replay_dir() + "/mha_with_lse_d128/rung2_warp_specialized.cu", 1 << 20);
+      read_file(default_replay_dir().value() + "/mha_with_lse_d128/rung2_warp_specialized.cu", 1 << 20);
   ASSERT_TRUE(forward.ok());
   EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d128_causal", 2).value(),
             "#define PTXB_CAUSAL 1\n" + forward.value());

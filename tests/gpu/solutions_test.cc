@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "../support/tree_paths.h"
 #include "core/fs.h"
 #include "core/json_io.h"
 #include "core/process.h"
@@ -50,11 +51,11 @@ TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {
   for (const auto& rung : rungs()) {
     // The one file a model would submit (defines in front, shared headers inlined).
     const std::string name = rung.task + ": " + rung.kernel.describe();
-    auto source = render_solution(default_replay_dir(), rung.kernel);
+    auto source = render_solution(tree::source_dir() + "/solutions", rung.kernel);
     ASSERT_TRUE(source.ok()) << source.error().message;
     const std::string path = *scratch + "/kernel.cu";
     ASSERT_TRUE(write_file_atomic(path, *source).ok());
-    ProcessSpec spec{{gpu_test::sibling_binary(PTXB_CLI_PATH), "eval", path, "--task", rung.task,
+    ProcessSpec spec{{tree::cli(), "eval", path, "--task", rung.task,
                       "--json", "--seed", "21"}};
     spec.timeout = std::chrono::seconds(300);
     spec.output_cap_bytes = 64u << 20;
