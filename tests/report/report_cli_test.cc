@@ -8,11 +8,11 @@
 namespace ptxb {
 namespace {
 
-const std::string kRuns = std::string(PTXB_TESTDATA_DIR) + "/runs";
+const std::string kReportCliRuns = std::string(PTXB_TESTDATA_DIR) + "/runs";
 
 TEST(ReportCli, TablesForTwoRunDirectories) {
   ProcessResult result =
-      testing::run_cli({"report", kRuns + "/golden_gemm", kRuns + "/golden_mha"});
+      testing::run_cli({"report", kReportCliRuns + "/golden_gemm", kReportCliRuns + "/golden_mha"});
   ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
   // Default limits ≤1/≤4/≤8: gemm pooled inst turn correctness 1/5, 4/20, 4/40.
   EXPECT_NE(result.stdout_text.find("| 5 | 0.200 / 0.200 / 0.100 |"), std::string::npos)
@@ -24,7 +24,7 @@ TEST(ReportCli, JsonWithCustomLimitsCsvAndHtmlFiles) {
   auto dir = make_temp_directory("ptxb-report-test");
   ASSERT_TRUE(dir.ok());
   ProcessResult result = testing::run_cli(
-      {"report", kRuns + "/golden_gemm", "--json", "--turn-limits", "4,2", "--fast-p", "1.0",
+      {"report", kReportCliRuns + "/golden_gemm", "--json", "--turn-limits", "4,2", "--fast-p", "1.0",
        "--csv", dir.value() + "/csv", "--html", dir.value() + "/report.html"});
   ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
   auto json = parse_json(result.stdout_text, "report --json");
@@ -44,13 +44,13 @@ TEST(ReportCli, JsonWithCustomLimitsCsvAndHtmlFiles) {
 }
 
 TEST(ReportCli, BadInputsFailWithOneLine) {
-  ProcessResult missing = testing::run_cli({"report", kRuns + "/no_such_run"});
+  ProcessResult missing = testing::run_cli({"report", kReportCliRuns + "/no_such_run"});
   EXPECT_EQ(missing.exit_code, 2);  // CLI11's existing-directory check: usage error
   ProcessResult no_turns = testing::run_cli({"report", std::string(PTXB_TESTDATA_DIR)});
   EXPECT_EQ(no_turns.exit_code, 1);
   EXPECT_NE(no_turns.stderr_text.find("turns.jsonl"), std::string::npos) << no_turns.stderr_text;
   ProcessResult bad_limit =
-      testing::run_cli({"report", kRuns + "/golden_gemm", "--turn-limits", "0"});
+      testing::run_cli({"report", kReportCliRuns + "/golden_gemm", "--turn-limits", "0"});
   EXPECT_EQ(bad_limit.exit_code, 2);
 }
 
