@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .devcarry && mkdir -p .devcarry/bin
-for f in build/ptxbench build/ptxbench-runner build/ptxbench-supervisor build/ptxbench-sandbox build/libptxbench_reference.so build/ptxbench_gpu_tests build/ptxbench_tests build/ptxbench_sandbox_probe build/bench/*; do
+for f in build/ptxbench build/ptxbench-testing build/ptxbench-runner build/ptxbench-supervisor build/ptxbench-sandbox build/libptxbench_reference.so build/ptxbench_gpu_tests build/ptxbench_tests build/ptxbench_sandbox_probe build/bench/*; do
   [[ -f "$f" && ( -x "$f" || "$f" == *.so ) ]] && cp "$f" .devcarry/bin/
 done
 pwd >.devcarry/source_dir

@@ -2,7 +2,8 @@
 # The adversarial suite on the H200 in one command (docs/integrity.md): every exploit and
 # legitimate kernel of testdata/integrity/expected.json through the real `ptxbench eval`, each
 # verdict compared with the manifest, then the sandbox-class exploits again with the static
-# checks disabled (--test-disable-static-checks) when this build has the sandbox.
+# checks disabled (--test-disable-static-checks, an option of ptxbench-testing only) when this
+# build has the sandbox.
 #
 # Uses the binaries carried in .devcarry/bin (scripts/device_carry.sh), like gpu_check.sh; the
 # comparison itself is the test IntegritySuiteOnGpu in ptxbench_tests. Results: $OUT (the device
@@ -38,7 +39,7 @@ export LD_LIBRARY_PATH="${CUDNN_DIR:+$CUDNN_DIR:}${CUBLAS_DIR:+$CUBLAS_DIR:}/usr
 export PATH="/usr/local/cuda/bin:$PATH"
 
 if [[ -d .devcarry/bin ]]; then BIN=$ROOT/.devcarry/bin; else BIN=$ROOT/build; fi
-for tool in ptxbench ptxbench-runner ptxbench-supervisor ptxbench_tests; do
+for tool in ptxbench ptxbench-testing ptxbench-runner ptxbench-supervisor ptxbench_tests; do
   [[ -x "$BIN/$tool" ]] || { echo "integrity_suite: $BIN/$tool missing (scripts/device_carry.sh)" >&2; exit 1; }
 done
 
@@ -58,6 +59,7 @@ export OPENAI_API_KEY=$CANARY
 } | tee "$OUT_DIR/integrity_device.txt"
 
 PTXB_INTEGRITY_SUITE=1 PTXB_INTEGRITY_CLI="$BIN/ptxbench" PTXB_INTEGRITY_OUT="$OUT_DIR" \
+  PTXB_INTEGRITY_TESTING_CLI="$BIN/ptxbench-testing" \
   PTXB_INTEGRITY_SANDBOX=$SANDBOX PTXB_INTEGRITY_CANARY="$CANARY" PTXB_INTEGRITY_ONLY="$ONLY" \
   PTXB_INTEGRITY_BUDGET_S="$BUDGET" PTXB_INTEGRITY_COMPILE=all \
   "$BIN/ptxbench_tests" --gtest_filter='IntegrityManifest.EveryKernelCompiles*:IntegritySuiteOnGpu.*' >"$OUT_DIR/integrity_suite.log" 2>&1
