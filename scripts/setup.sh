@@ -54,12 +54,14 @@ fi
 # `ptxbench eval` compiles and analyses, then reports the GPU stages as skipped (exit 3), and the
 # GPU tests (CTest label `gpu`) are listed as skipped by scripts/test.sh; scripts/gpu_check.sh
 # runs them on the H200. Override with PTXB_WITH_CUDA / PTXB_BUILD_GPU_TESTS (ON/OFF).
-NVCC=${PTXB_CUDA_ROOT:-/usr/local/cuda}/bin/nvcc
+NVCC=/usr/local/cuda/bin/nvcc  # CMake's PTXB_CUDA_ROOT
 if [[ -x "$NVCC" ]]; then HAVE_NVCC=ON; else HAVE_NVCC=OFF; fi
 PTXB_WITH_CUDA=${PTXB_WITH_CUDA:-$HAVE_NVCC}
 PTXB_BUILD_GPU_TESTS=${PTXB_BUILD_GPU_TESTS:-$PTXB_WITH_CUDA}
-if [[ $PTXB_WITH_CUDA == OFF ]]; then
-  echo "setup: building without the GPU code (PTXB_WITH_CUDA=OFF; no $NVCC?)"
+if [[ $HAVE_NVCC == OFF && $PTXB_WITH_CUDA == OFF ]]; then
+  echo "setup: warning: no $NVCC: building without the GPU code (PTXB_WITH_CUDA=OFF)" >&2
+elif [[ $PTXB_WITH_CUDA == OFF ]]; then
+  echo "setup: building without the GPU code (PTXB_WITH_CUDA=OFF)"
 elif [[ ! -e /dev/nvidia0 ]] && ! command -v nvidia-smi >/dev/null 2>&1; then
   echo "setup: no GPU here: the GPU code is compiled, not run (GPU stages and tests are skipped)"
 fi

@@ -8,6 +8,7 @@
 #include "core/version.h"
 
 #include "cli/command.h"
+#include "cli/run_cli.h"
 #include "core/strings.h"
 
 namespace ptxb::cli {
@@ -72,6 +73,10 @@ int run_cli(int argc, char** argv, const CommandExtensions& extensions) {
     return result.value();
   }
   return 2;
+}
+
+int run_cli(int argc, char** argv) {
+  return run_cli(argc, argv, CommandExtensions{});
 }
 
 }  // namespace ptxb::cli

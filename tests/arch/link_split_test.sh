@@ -54,8 +54,9 @@ for name in ptxbench-sandbox ptxbench-runner; do
   fi
   needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' ')
   echo "link_split: $name NEEDED: $needed"
-  if echo "$needed" | grep -qiE 'cublas|cudnn|nvrtc'; then fail "$name loads $needed"; fi
-  if nm -C "$bin" | grep -qiE ' [TtWw] .*(cublas|cudnn)'; then
+  # (grep reads here-strings, not pipes: with pipefail, `nm | grep -q` fails when grep matches.)
+  if grep -qiE 'cublas|cudnn|nvrtc' <<<"$needed"; then fail "$name loads $needed"; fi
+  if grep -qiE ' [TtWw] .*(cublas|cudnn)' <<<"$(nm -C "$bin")"; then
     fail "$name links cuBLAS/cuDNN code statically"
   fi
 done

@@ -48,10 +48,11 @@ if [[ -n "$TESTING" ]]; then
   for option in "eval --test-reference-as-candidate" "eval --test-disable-static-checks" \
     "compile --test-disable-static-checks" "run --test-fake-eval"; do
     command=${option%% *} flag=${option#* }
-    echo "$testing" | awk -v c="== $command" '$0 == c {on = 1; next} /^== / {on = 0} on' |
-      grep -q -- "$flag" || fail "$TESTING $command --help does not list $flag"
+    # (grep reads here-strings, not pipes: with pipefail, `... | grep -q` fails on a match.)
+    help=$(awk -v c="== $command" '$0 == c {on = 1; next} /^== / {on = 0} on' <<<"$testing")
+    grep -q -- "$flag" <<<"$help" || fail "$TESTING $command --help does not list $flag"
   done
-  nm -C "$TESTING" | grep -q 'ptxb::FakeTurnEvaluator::' ||
+  grep -q 'ptxb::FakeTurnEvaluator::' <<<"$(nm -C "$TESTING")" ||
     fail "$TESTING links no FakeTurnEvaluator (is the nm check blind?)"
 fi
 ((failures == 0)) && echo "shipped_cli: ok"
