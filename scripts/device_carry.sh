@@ -13,7 +13,7 @@ BUILD=${1:-build}
 rm -rf .devcarry
 cmake --install "$BUILD" --prefix .devcarry >/dev/null
 mkdir -p .devcarry/tests
-for f in "$BUILD"/ptxbench_gpu_tests "$BUILD"/ptxbench_tests "$BUILD"/ptxbench_sandbox_probe "$BUILD"/bench/*; do
+for f in "$BUILD"/ptxbench-testing "$BUILD"/ptxbench_gpu_tests "$BUILD"/ptxbench_tests "$BUILD"/ptxbench_sandbox_probe "$BUILD"/bench/*; do
   [[ -f $f && -x $f ]] && cp "$f" .devcarry/tests/
 done
 strip --strip-debug .devcarry/bin/* .devcarry/libexec/ptxbench/ptxbench-* \

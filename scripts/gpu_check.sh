@@ -75,6 +75,7 @@ fi
 BIN=$PREFIX/bin
 LIBEXEC=$PREFIX/libexec/ptxbench
 export PTXB_SOURCE_DIR=$ROOT PTXB_TESTDATA_DIR=$ROOT/testdata PTXB_CLI_PATH=$BIN/ptxbench \
+  PTXB_TESTING_CLI_PATH=$TESTS/ptxbench-testing \
   PTXB_RUNNER_PATH=$LIBEXEC/ptxbench-runner
 
 {
@@ -106,6 +107,7 @@ if want integrity; then
   # A canary secret: a scrubbed environment never lets it reach a result (env_api_key.cu).
   CANARY="sk-ptxb-canary-$(date +%s)-$$"
   OPENAI_API_KEY=$CANARY PTXB_INTEGRITY_SUITE=1 PTXB_INTEGRITY_CLI="$BIN/ptxbench" \
+    PTXB_INTEGRITY_TESTING_CLI="$TESTS/ptxbench-testing" \
     PTXB_INTEGRITY_OUT="$OUT_DIR" PTXB_INTEGRITY_SANDBOX=$SANDBOX PTXB_INTEGRITY_CANARY="$CANARY" \
     PTXB_INTEGRITY_ONLY="$ONLY" PTXB_INTEGRITY_BUDGET_S="$BUDGET" PTXB_INTEGRITY_COMPILE=all \
     "$TESTS/ptxbench_tests" --gtest_filter='IntegrityManifest.EveryKernelCompiles*:IntegritySuiteOnGpu.*' \
@@ -149,7 +151,7 @@ if want replay; then
 fi
 
 if want bench; then
-  BIN="$BIN" LIBEXEC="$LIBEXEC" OUT_DIR="$OUT_DIR" bash bench/run_gpu_benchmarks.sh || status=1
+  BIN="$BIN" LIBEXEC="$LIBEXEC" TESTS="$TESTS" OUT_DIR="$OUT_DIR" bash bench/run_gpu_benchmarks.sh || status=1
   note "bench: done (eval_bench.md, reference_solutions.md)"
 fi
 

@@ -1,11 +1,5 @@
 #include "agent/turn_evaluator.h"
 
-#include <chrono>
-#include <fstream>
-#include <string_view>
-#include <thread>
-
-#include "core/clock.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -31,40 +25,6 @@ class DevicePinnedProcessRunner final : public ProcessRunner {
   SystemProcessRunner inner_;
 };
 
-struct FakeDirective {
-  std::string status = "PASSED";
-  double speedup = 1.0;
-  std::string target = std::string(kInstDynamicPresent);
-  int sleep_ms = 0;
-  std::string tag;
-};
-
-FakeDirective read_directive(const std::string& source) {
-  FakeDirective d;
-  constexpr std::string_view kMarker = "ptxbench-fake-eval:";
-  const std::size_t at = source.find(kMarker);
-  if (at == std::string::npos) return d;
-  const std::size_t end = source.find('\n', at);
-  const std::string line =
-      source.substr(at + kMarker.size(),
-                    end == std::string::npos ? std::string::npos : end - at - kMarker.size());
-  for (const auto& word : split(trim(line), ' ')) {
-    const std::size_t eq = word.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-    try {
-      if (key == "status") d.status = value;
-      if (key == "speedup") d.speedup = std::stod(value);
-      if (key == "target") d.target = value;
-      if (key == "sleep_ms") d.sleep_ms = std::stoi(value);
-      if (key == "tag") d.tag = value;
-    } catch (const std::exception&) {
-      // A malformed number keeps the default: this is a test double.
-    }
-  }
-  return d;
-}
-
 }  // namespace
 
 PipelineTurnEvaluator::PipelineTurnEvaluator(const TaskRegistry& registry,
@@ -82,50 +42,6 @@ Result<EvalResult> PipelineTurnEvaluator::evaluate(const EvalRequest& request) {
   }
   DevicePinnedProcessRunner processes(cuda_visible_devices_);
   return ptxb::evaluate(request, registry_, tasks_dirs_, tools_, processes);
-}
-
-Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
-  ++calls_;
-  const FakeDirective d = read_directive(request.source);
-  if (!log_dir_.empty()) {
-    std::ofstream log(log_dir_ + "/evals.log", std::ios::app);
-    log << "start " << (d.tag.empty() ? "-" : d.tag) << "\n" << std::flush;
-  }
-  if (d.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d.sleep_ms));
-  if (d.status == "error")
-    return make_error("infra", "fake evaluator: scripted infrastructure failure");
-  auto status = parse_ptxb_status(d.status);
-  if (!status) return make_error("usage", "fake evaluator: unknown status {}", d.status);
-
-  EvalResult result;
-  result.task = request.task;
-  result.arch = request.arch.empty() ? "sm_90a" : request.arch;
-  result.status = *status;
-  result.reason = "fake";
-  result.message = "fake evaluation (test double): " + d.status;
-  result.options = request.options;
-  result.timestamp = iso_utc_now();
-  result.compile =
-      Json{{"status", *status == PtxbStatus::kCompileError ? "COMPILE_ERROR" : "OK"},
-           {"message", "fake compile"},
-           {"log", *status == PtxbStatus::kCompileError ? "kernel.cu(1): error: fake" : ""}};
-  WorkloadEval w;
-  w.workload = request.task;
-  w.status = *status;
-  w.reason = "fake";
-  w.message = result.message;
-  if (*status == PtxbStatus::kPassed) {
-    TimingStats candidate, reference;
-    reference.median_ms = 1.0;
-    candidate.median_ms = 1.0 / d.speedup;
-    candidate.samples = reference.samples = 50;
-    w.candidate_timing = candidate;
-    w.reference_timing = reference;
-    w.speedup = d.speedup;
-    result.target_instructions.verdict = d.target;
-  }
-  result.workloads = {w};
-  return result;
 }
 
 }  // namespace ptxb

@@ -5,10 +5,9 @@
 //
 //   PipelineTurnEvaluator  the real one: eval/eval_pipeline.h's evaluate() (compile here, GPU
 //                          stages in the trusted supervisor; skipped without a GPU).
-//   FakeTurnEvaluator      tests: the verdict is read from a directive comment in the kernel.
+// The tests' double, FakeTurnEvaluator, lives in tests/support/fake_turn_evaluator.h.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -43,23 +42,6 @@ class PipelineTurnEvaluator final : public TurnEvaluator {
   std::vector<std::string> tasks_dirs_;
   EvalTools tools_;
   std::string cuda_visible_devices_;
-};
-
-// Test double. A kernel line
-//   // ptxbench-fake-eval: status=PASSED speedup=1.3 target=dynamic_present sleep_ms=0 tag=t2
-// sets the result (defaults: PASSED, speedup 1.0, dynamic_present, no sleep); "error" as the
-// status makes evaluate() fail as infrastructure does. With a log folder, every evaluation
-// appends "start <tag>" to <folder>/evals.log (flushed) before it sleeps, so a test can kill
-// the process mid-evaluation.
-class FakeTurnEvaluator final : public TurnEvaluator {
- public:
-  explicit FakeTurnEvaluator(std::string log_dir = "") : log_dir_(std::move(log_dir)) {}
-  Result<EvalResult> evaluate(const EvalRequest& request) override;
-  int calls() const { return calls_.load(); }
-
- private:
-  std::string log_dir_;
-  std::atomic<int> calls_{0};
 };
 
 // GPU evaluation slots (concurrency.gpu): each slot's evaluator runs one evaluation at a time,

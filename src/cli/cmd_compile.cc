@@ -24,7 +24,6 @@ struct CompileFlags {
   std::string arch;
   bool no_cache = false;
   bool json = false;
-  bool disable_static_checks = false;
 };
 
 void print_summary(const CompileResult& result) {
@@ -70,10 +69,10 @@ void print_summary(const CompileResult& result) {
 
 }  // namespace
 
-CommandSpec make_compile_command() {
+CommandSpec make_compile_command(const Extension<CompileOptions>& extension) {
   return {"compile",
           "Compile a kernel.cu for a task: build, forbidden-library check, ptxas and SASS analysis",
-          [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
+          [extension](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
             auto flags = std::make_shared<CompileFlags>();
             app.add_option("kernel", flags->kernel_path, "The candidate's CUDA source (kernel.cu)")
                 ->required();
@@ -84,12 +83,8 @@ CommandSpec make_compile_command() {
                 ->check(CLI::IsMember({"sm_90a", "sm_100a"}));
             app.add_flag("--no-cache", flags->no_cache, "Recompile even if a cached result exists");
             app.add_flag("--json", flags->json, "Print the full compile result as JSON");
-            // Test-only, like eval's: compiles what `eval --test-disable-static-checks` will
-            // load (a separate cache entry), so the adversarial suite can warm the cache.
-            app.add_flag("--test-disable-static-checks", flags->disable_static_checks,
-                         "(integrity suite only) record forbidden headers/symbols, build anyway")
-                ->group("");
-            return [flags, &globals]() -> Result<int> {
+            auto adjust_options = install(extension, app);
+            return [flags, adjust_options, &globals]() -> Result<int> {
 #ifndef PTXB_HAVE_TASK_REGISTRY
               (void)globals;
               return make_error("unavailable",
@@ -102,7 +97,7 @@ CommandSpec make_compile_command() {
               request.options = CompileOptions::defaults();
               request.options.arch = flags->arch.empty() ? task->arch : flags->arch;
               request.options.use_cache = !flags->no_cache;
-              request.options.enforce_forbidden = !flags->disable_static_checks;
+              adjust_options(request.options);
               // The size limit is enforced before reading too, so a huge file is never loaded.
               auto source = read_file(flags->kernel_path, request.options.max_source_bytes);
               if (!source.ok()) return source.error();

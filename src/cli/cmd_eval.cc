@@ -30,8 +30,6 @@ struct EvalFlags {
   bool sanitize = false;
   bool no_ncu = false;
   bool feedback = false;
-  bool reference_as_candidate = false;
-  bool disable_static_checks = false;
   bool unsafe_no_sandbox = false;
 };
 
@@ -48,12 +46,12 @@ Status append_traces(const std::string& path, const EvalResult& result, const Ta
 
 }  // namespace
 
-CommandSpec make_eval_command() {
+CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
   return {
       "eval",
       "Evaluate a kernel.cu on a task: compile, correctness, timing vs cuBLAS/cuDNN, "
       "integrity checks, target-instruction check",
-      [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
+      [extension](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
         auto flags = std::make_shared<EvalFlags>();
         app.add_option("kernel", flags->kernel_path, "The candidate's CUDA source (kernel.cu)")
             ->required();
@@ -75,21 +73,11 @@ CommandSpec make_eval_command() {
             ->check(CLI::Range(0, 100));
         app.add_flag("--feedback", flags->feedback,
                      "Print the feedback text a model would get instead of the table");
-        // Test-only entry for the A/A benchmark (bench/eval_bench.sh): the task's library
-        // reference is loaded in the candidate slot; recorded in the result's options.
-        app.add_flag("--test-reference-as-candidate", flags->reference_as_candidate,
-                     "(benchmarks only) time the reference library in the candidate slot")
-            ->group("");
-        // Test-only entry for the adversarial suite (scripts/gpu_check.sh integrity): forbidden
-        // headers/symbols are recorded but do not stop the evaluation, to show that the
-        // run-time checks and the sandbox stop a candidate by themselves.
-        app.add_flag("--test-disable-static-checks", flags->disable_static_checks,
-                     "(integrity suite only) record forbidden headers/symbols, run anyway")
-            ->group("");
         app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
                      "Run the candidate without the sandbox (recorded in the result and the "
                      "feedback; for debugging the harness only)");
-        return [flags, &globals]() -> Result<int> {
+        auto adjust_options = install(extension, app);
+        return [flags, adjust_options, &globals]() -> Result<int> {
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
           PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
           EvalRequest request;
@@ -103,9 +91,8 @@ CommandSpec make_eval_command() {
           request.options.sanitizer_tool = flags->sanitizer_tool;
           request.options.ncu = !flags->no_ncu;
           request.options.trials = flags->trials;
-          request.options.reference_as_candidate = flags->reference_as_candidate;
-          request.options.disable_static_checks = flags->disable_static_checks;
           request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
+          adjust_options(request.options);
           SystemProcessRunner processes;
           PTXB_ASSIGN_OR_RETURN(EvalResult result, evaluate(request, registry, globals.tasks_dirs,
                                                             EvalTools::discover(), processes));

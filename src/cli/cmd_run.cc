@@ -35,7 +35,6 @@ struct RunFlags {
   int trajectories = 0;  // 0: not given
   int turns = 0;
   std::string out;
-  std::string test_fake_eval;  // hidden: FakeTurnEvaluator logging into this folder
 };
 
 // The experiment: --config (or the run directory's saved one when only --out is given), then
@@ -98,7 +97,8 @@ std::vector<std::string> slot_devices(int slots) {
   return devices;
 }
 
-Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
+Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
+                        const std::function<void(EvaluatorFactory&)>& adjust_evaluators) {
   PTXB_ASSIGN_OR_RETURN(ExperimentConfig config, assemble_config(flags));
   PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
   std::string packs_dir = config.packs_dir;
@@ -132,14 +132,15 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
       "run directory: {} ({})\nplan: {} model(s), {} trajectories × {} turns\n", out,
       resumed ? "resuming" : "new", config.models.size(), plan.trajectories.size(), config.turns);
 
+  EvaluatorFactory make_evaluator = [&](const std::string& devices) {
+    return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs,
+                                                   EvalTools::discover(), devices);
+  };
+  adjust_evaluators(make_evaluator);
   std::vector<std::unique_ptr<TurnEvaluator>> evaluators;
   std::vector<TurnEvaluator*> slots;
   for (const auto& devices : slot_devices(config.concurrency.gpu)) {
-    if (!flags.test_fake_eval.empty())
-      evaluators.push_back(std::make_unique<FakeTurnEvaluator>(flags.test_fake_eval));
-    else
-      evaluators.push_back(std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs,
-                                                                   EvalTools::discover(), devices));
+    evaluators.push_back(make_evaluator(devices));
     slots.push_back(evaluators.back().get());
   }
   EvaluatorPool pool(slots);
@@ -166,12 +167,12 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
 
 }  // namespace
 
-CommandSpec make_run_command() {
+CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
   return {
       "run",
       "Run MiniPTXAgent: models × tasks × prompt variants × trajectories, multi-turn, into a "
       "resumable run directory",
-      [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
+      [extension](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
         auto flags = std::make_shared<RunFlags>();
         app.add_option("--config", flags->config_path,
                        "Experiment file: models, suite/tasks, variants, trajectories, turns, "
@@ -195,11 +196,6 @@ CommandSpec make_run_command() {
         app.add_option("--out", flags->out,
                        "Run directory (default runs/<UTC time>); an existing one with the "
                        "same experiment is resumed");
-        // Test-only: kernels are judged by FakeTurnEvaluator from a directive comment, and
-        // every evaluation is logged to DIR/evals.log (tests/agent/run_kill_test.cc).
-        app.add_option("--test-fake-eval", flags->test_fake_eval,
-                       "(tests only) fake evaluator logging into DIR")
-            ->group("");
         app.footer(
             "Examples:\n"
             "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"
@@ -218,7 +214,10 @@ CommandSpec make_run_command() {
             "  ptxbench report runs/paper   # the paper's metrics\n"
             "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
             "3 GPU stages skipped (no GPU); 2 usage.");
-        return [flags, &globals]() -> Result<int> { return run_command(*flags, globals); };
+        auto adjust_evaluators = install(extension, app);
+        return [flags, adjust_evaluators, &globals]() -> Result<int> {
+          return run_command(*flags, globals, adjust_evaluators);
+        };
       }};
 }
 

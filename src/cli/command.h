@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,12 @@
 
 #include "core/json_io.h"
 #include "core/result.h"
+
+namespace ptxb {
+struct CompileOptions;  // compile/compile_types.h
+struct EvalOptions;     // eval/eval_types.h
+class TurnEvaluator;    // agent/turn_evaluator.h
+}  // namespace ptxb
 
 namespace ptxb::cli {
 
@@ -29,7 +36,41 @@ struct CommandSpec {
   std::function<CommandBody(CLI::App& app, const GlobalOptions& globals)> setup;
 };
 
-const std::vector<CommandSpec>& command_table();
+// Makes the turn evaluator of one GPU slot of `ptxbench run` (`devices`: its
+// CUDA_VISIBLE_DEVICES, "" to inherit).
+using EvaluatorFactory = std::function<std::unique_ptr<TurnEvaluator>(const std::string& devices)>;
+
+// An extension of one subcommand: called while the command sets up its options, it may add
+// options of its own to `app`; it returns what the command then applies, once the arguments
+// are parsed, to the object it is about to run with.
+template <typename Target>
+using Extension = std::function<std::function<void(Target&)>(CLI::App& app)>;
+
+// The extension points of the command table. The shipped `ptxbench` installs none, so it has
+// no test-only option and links no test double; `ptxbench-testing` (tests/support/
+// testing_cli.cc) is the same front end with the test-only options installed here.
+struct CommandExtensions {
+  Extension<CompileOptions> compile;  // `compile`: the compile options
+  Extension<EvalOptions> eval;        // `eval`: the evaluation options
+  Extension<EvaluatorFactory> run;    // `run`: how each GPU slot's evaluator is made
+};
+
+// The subcommands in the order `--help` lists them, with `extensions` installed.
+std::vector<CommandSpec> command_table(const CommandExtensions& extensions);
+
+// The whole front end: parses `argv`, runs one subcommand, returns the exit code. main() of
+// `ptxbench` (src/mains/ptxbench.cc) passes no extensions.
+int run_cli(int argc, char** argv, const CommandExtensions& extensions);
+
+// For a command's setup: installs `extension` on `app` (if there is one) and returns what to
+// apply to the command's target (nothing without an extension).
+template <typename Target>
+std::function<void(Target&)> install(const Extension<Target>& extension, CLI::App& app) {
+  if (!extension) return [](Target&) {};
+  auto adjust = extension(app);
+  if (!adjust) return [](Target&) {};
+  return adjust;
+}
 
 // Output helpers used by every command.
 void print_json(const Json& value);

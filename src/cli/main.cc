@@ -1,4 +1,6 @@
-// `ptxbench`: the command-line front end. Exit codes: 0 success, 1 failure (one-line error on
+// The command-line front end of `ptxbench` (main in src/mains/ptxbench.cc) and of
+// `ptxbench-testing` (tests/support/testing_cli.cc), which differ only in the extensions they
+// install in the command table (cli/command.h). Exit codes: 0 success, 1 failure (one-line error on
 // stderr), 2 usage error (CLI11 prints what was wrong and how to get help).
 #include <cstdlib>
 #include <iostream>
@@ -6,10 +8,12 @@
 #include "core/version.h"
 
 #include "cli/command.h"
+#include "cli/run_cli.h"
 #include "core/strings.h"
 
-int main(int argc, char** argv) {
-  using namespace ptxb::cli;
+namespace ptxb::cli {
+
+int run_cli(int argc, char** argv, const CommandExtensions& extensions) {
   CLI::App app{
       "PTXBench: benchmark and adapt LLMs for GPU kernels written with architecture-specific PTX\n"
       "(wgmma, TMA, tcgen05). Each kernel is judged on three separate axes: correctness, target\n"
@@ -29,7 +33,8 @@ int main(int argc, char** argv) {
 
   std::map<CLI::App*, CommandBody> bodies;
   std::vector<std::pair<CLI::App*, const CommandSpec*>> pending;
-  for (const auto& spec : command_table()) {
+  const std::vector<CommandSpec> table = command_table(extensions);
+  for (const auto& spec : table) {
     CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
     pending.emplace_back(sub, &spec);
   }
@@ -39,7 +44,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;
     std::string names;
-    for (const auto& spec : command_table()) {
+    for (const auto& spec : table) {
       known |= spec.name == argv[1];
       names += (names.empty() ? "" : ", ") + spec.name;
     }
@@ -69,3 +74,9 @@ int main(int argc, char** argv) {
   }
   return 2;
 }
+
+int run_cli(int argc, char** argv) {
+  return run_cli(argc, argv, CommandExtensions{});
+}
+
+}  // namespace ptxb::cli

@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 
+#include "../support/fake_turn_evaluator.h"
 #include "../support/http_test_server.h"
 #include "agent/experiment_runner.h"
 #include "agent/kernel_extract.h"

@@ -58,7 +58,8 @@ class RunCli : public ::testing::Test {
     for (const auto& entry : current_environment())
       if (!starts_with(entry, "PTXBENCH_TASKS_DIR=")) env.push_back(entry);
     env.push_back(std::string(kKeyVar) + "=" + kKey);
-    return testing::spawn_process({PTXB_CLI_PATH, "run", "--config", config, "--out", out,
+    // ptxbench-testing: `ptxbench` with the test-only --test-fake-eval (tests/support).
+    return testing::spawn_process({PTXB_TESTING_CLI_PATH, "run", "--config", config, "--out", out,
                                    "--test-fake-eval", tmp_ + "/evals"},
                                   env, tmp_ + "/stdout.txt", tmp_ + "/stderr.txt");
   }
@@ -105,7 +106,7 @@ TEST_F(RunCli, HelpTeachesWithExamples) {
   EXPECT_NE(help.stdout_text.find("ptxbench run --model replay --suite paper-h100"),
             std::string::npos);
   EXPECT_NE(help.stdout_text.find("--trajectories"), std::string::npos);
-  EXPECT_EQ(help.stdout_text.find("test-fake-eval"), std::string::npos);  // hidden
+  EXPECT_EQ(help.stdout_text.find("test-fake-eval"), std::string::npos);  // ptxbench-testing's
 }
 
 TEST_F(RunCli, BadInputsFailWithOneClearLine) {

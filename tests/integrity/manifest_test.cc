@@ -168,7 +168,8 @@ struct CompileRun {
 // `ptxbench compile` of the kernels, in parallel; the compile cache makes reruns cheap. By
 // default only the entries the static checks must reject (what a GPU-less CI can verify): the
 // whole suite is 48 nvcc builds, about 6 minutes on 2 cores. `scripts/gpu_check.sh integrity` runs
-// every entry on the device (PTXB_INTEGRITY_COMPILE=all, its CLI in PTXB_INTEGRITY_CLI).
+// every entry on the device (PTXB_INTEGRITY_COMPILE=all, its CLI in PTXB_INTEGRITY_CLI, and
+// ptxbench-testing for the reruns without static checks in PTXB_INTEGRITY_TESTING_CLI).
 TEST(IntegrityManifest, EveryKernelCompilesOrIsForbiddenAsStated) {
   SystemProcessRunner probe_runner;
   if (!Toolchain::discover(probe_runner).ok()) GTEST_SKIP() << "no CUDA toolchain (nvcc) here";
@@ -176,6 +177,10 @@ TEST(IntegrityManifest, EveryKernelCompilesOrIsForbiddenAsStated) {
   const bool all = scope_env != nullptr && std::string_view(scope_env) == "all";
   const char* cli_env = std::getenv("PTXB_INTEGRITY_CLI");
   const std::string cli = cli_env != nullptr && *cli_env != '\0' ? cli_env : tree::cli();
+  // The static-checks-off reruns need the test-only option of ptxbench-testing.
+  const char* testing_env = std::getenv("PTXB_INTEGRITY_TESTING_CLI");
+  const std::string testing_cli =
+      testing_env != nullptr && *testing_env != '\0' ? testing_env : tree::testing_cli();
   if (!all)
     std::cout
         << "compiling only the entries expected FORBIDDEN at compile time; "
@@ -193,7 +198,8 @@ TEST(IntegrityManifest, EveryKernelCompilesOrIsForbiddenAsStated) {
       by_key[key] = &e;
       CompileRun run;
       run.key = key;
-      run.argv = {cli, "--tasks-dir", m.tasks_dir, "compile", e.file, "--task", e.task, "--json"};
+      const std::string& bin = disabled ? testing_cli : cli;
+      run.argv = {bin, "--tasks-dir", m.tasks_dir, "compile", e.file, "--task", e.task, "--json"};
       if (disabled) run.argv.push_back("--test-disable-static-checks");
       runs.push_back(std::move(run));
     }

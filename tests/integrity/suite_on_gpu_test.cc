@@ -5,11 +5,13 @@
 // command.
 //
 // Environment: PTXB_INTEGRITY_SUITE=1 (run), PTXB_INTEGRITY_CLI (ptxbench; default the one this
-// binary was built with), PTXB_INTEGRITY_OUT (results.json, results.md; default a temp dir),
-// PTXB_INTEGRITY_SANDBOX=1 (the sandbox is present: run the requires_sandbox entries and the
-// sandbox-class reruns without static checks), PTXB_INTEGRITY_CANARY (a secret planted in the
-// environment that must not appear in any result), PTXB_INTEGRITY_ONLY (comma-separated ids),
-// PTXB_INTEGRITY_BUDGET_S (default 540: what is left when it runs out is reported as not run).
+// binary was built with), PTXB_INTEGRITY_TESTING_CLI (ptxbench-testing, which runs the entries
+// without static checks: --test-disable-static-checks is not in the shipped ptxbench),
+// PTXB_INTEGRITY_OUT (results.json, results.md; default a temp dir), PTXB_INTEGRITY_SANDBOX=1 (the
+// sandbox is present: run the requires_sandbox entries and the sandbox-class reruns without static
+// checks), PTXB_INTEGRITY_CANARY (a secret planted in the environment that must not appear in any
+// result), PTXB_INTEGRITY_ONLY (comma-separated ids), PTXB_INTEGRITY_BUDGET_S (default 540: what is
+// left when it runs out is reported as not run).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,6 +64,7 @@ class Suite {
  public:
   Suite() {
     cli_ = env_or("PTXB_INTEGRITY_CLI", tree::cli());
+    testing_cli_ = env_or("PTXB_INTEGRITY_TESTING_CLI", tree::testing_cli());
     sandbox_ = env_or("PTXB_INTEGRITY_SANDBOX", "0") == "1";
     canary_ = env_or("PTXB_INTEGRITY_CANARY", "");
     for (const auto& id : split(env_or("PTXB_INTEGRITY_ONLY", ""), ','))
@@ -83,7 +86,8 @@ class Suite {
       for (bool off : {false, true}) {
         if (off && !e.without_static_checks) continue;
         if (!seen.insert(e.file + e.task + (off ? "off" : "")).second) continue;
-        std::vector<std::string> argv = {cli_,   "--tasks-dir", m.tasks_dir, "compile",
+        const std::string& bin = off ? testing_cli_ : cli_;
+        std::vector<std::string> argv = {bin,    "--tasks-dir", m.tasks_dir, "compile",
                                          e.file, "--task",      e.task,      "--json"};
         if (off) argv.push_back("--test-disable-static-checks");
         commands.push_back(argv);
@@ -122,7 +126,8 @@ class Suite {
       return row;
     }
     ProcessSpec spec;
-    spec.argv = {cli_, "--tasks-dir", m.tasks_dir, "eval", e.file, "--task", e.task, "--json"};
+    const std::string& bin = static_off ? testing_cli_ : cli_;
+    spec.argv = {bin, "--tasks-dir", m.tasks_dir, "eval", e.file, "--task", e.task, "--json"};
     spec.argv.insert(spec.argv.end(), e.eval_flags.begin(), e.eval_flags.end());
     if (static_off) spec.argv.push_back("--test-disable-static-checks");
     spec.timeout = std::chrono::seconds(240);
@@ -164,6 +169,7 @@ class Suite {
 
  private:
   std::string cli_;
+  std::string testing_cli_;  // ptxbench-testing: the runs without static checks
   bool sandbox_ = false;
   std::string canary_;
   std::set<std::string> only_;

@@ -26,6 +26,12 @@ inline std::string testdata_dir() {
 inline std::string cli() {
   return path_from_env_or("PTXB_CLI_PATH", PTXB_CLI_PATH);
 }
+#ifdef PTXB_TESTING_CLI_PATH
+// ptxbench-testing: the same CLI plus the test-only options and fakes.
+inline std::string testing_cli() {
+  return path_from_env_or("PTXB_TESTING_CLI_PATH", PTXB_TESTING_CLI_PATH);
+}
+#endif
 #ifdef PTXB_RUNNER_PATH
 // ptxbench-runner.
 inline std::string runner() {

@@ -1,0 +1,31 @@
+// A test double for agent/turn_evaluator.h's TurnEvaluator: the verdict is read from a
+// directive comment in the kernel. Used in process by the agent tests and, through
+// `ptxbench-testing run --test-fake-eval DIR`, by the end-to-end run tests; never linked into
+// the shipped `ptxbench`.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "agent/turn_evaluator.h"
+
+namespace ptxb {
+
+// A kernel line
+//   // ptxbench-fake-eval: status=PASSED speedup=1.3 target=dynamic_present sleep_ms=0 tag=t2
+// sets the result (defaults: PASSED, speedup 1.0, dynamic_present, no sleep); "error" as the
+// status makes evaluate() fail as infrastructure does. With a log folder, every evaluation
+// appends "start <tag>" to <folder>/evals.log (flushed) before it sleeps, so a test can kill
+// the process mid-evaluation.
+class FakeTurnEvaluator final : public TurnEvaluator {
+ public:
+  explicit FakeTurnEvaluator(std::string log_dir = "") : log_dir_(std::move(log_dir)) {}
+  Result<EvalResult> evaluate(const EvalRequest& request) override;
+  int calls() const { return calls_.load(); }
+
+ private:
+  std::string log_dir_;
+  std::atomic<int> calls_{0};
+};
+
+}  // namespace ptxb
