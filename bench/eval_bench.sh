@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Evaluator benchmarks on the H200 (issue 4), run by bench/run_gpu_benchmarks.sh:
+# Evaluator benchmarks on the H200, run by bench/run_gpu_benchmarks.sh:
 #   1. A/A: the GEMM reference in the candidate slot (--test-reference-as-candidate), 10 evals:
 #      median speedup and coefficient of variation of the per-eval medians.
 #   2. Our CUPTI device time vs ncu's gpu__time_duration.sum, per reference (one warm call).

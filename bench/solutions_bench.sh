@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reference solutions (issues 9-11) through `ptxbench eval` on the H200, three evaluations each
+# Reference solutions (solutions/) through `ptxbench eval` on the H200, three evaluations each
 # with fresh seeds; writes $OUT_DIR/reference_solutions.md (copied to bench/results/).
 set -uo pipefail
 BIN=${BIN:?} OUT_DIR=${OUT_DIR:?}

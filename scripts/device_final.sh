@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One H200 call after a merge: GPU tests (all but the solutions regression, which the evaluations
-# below repeat), the new reference solutions with fresh seeds, and the replay run of issue 7.
+# below repeat), the new reference solutions with fresh seeds, and the replay run of paper-h100.
 # Uses binaries carried in .devcarry/bin (scripts/device_carry.sh). Results under $OUT.
 #   scripts/device_final.sh [tests] [solutions] [replay]
 set -uo pipefail

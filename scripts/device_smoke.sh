@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# H200 smoke test of the pieces issue 4 will join: `ptxbench compile` of the README example ->
+# H200 smoke test of the evaluator's pieces, one by one: `ptxbench compile` of the README example ->
 # ptxbench-runner self-contained call (full size) -> ncu source page with the dynamic-check
 # metrics -> compute-sanitizer memcheck (M=128). Run through the device tool from the repo root,
 # carrying .deps/py/include and .deps/py/nvidia. Results: bench/results/gpu_check.md.

@@ -42,8 +42,8 @@ for tool in ptxbench ptxbench-runner ptxbench-supervisor ptxbench_tests; do
   [[ -x "$BIN/$tool" ]] || { echo "integrity_suite: $BIN/$tool missing (scripts/device_carry.sh)" >&2; exit 1; }
 done
 
-# The sandbox is issue 5's other half: present when `eval` knows --unsafe-no-sandbox. Without
-# it, the entries only the sandbox can stop (and the sandbox reruns) are reported as skipped.
+# The build has the sandbox when `eval` knows --unsafe-no-sandbox. Without it, the entries only
+# the sandbox can stop (and the sandbox reruns) are reported as skipped.
 SANDBOX=0
 "$BIN/ptxbench" eval --help 2>/dev/null | grep -q -- "--unsafe-no-sandbox" && SANDBOX=1
 

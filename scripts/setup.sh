@@ -47,7 +47,7 @@ if [[ "${PTXB_SKIP_INSTALL:-0}" != 1 ]]; then
   fi
 fi
 
-# GPU code (src/gpu, the runner, the supervisor, the reference library) and the GPU tests are
+# GPU code (src/cuda, src/references, src/supervisor/device, the runner, the supervisor, the reference library) and the GPU tests are
 # built only where a GPU can run them: on a GPU-less machine `ptxbench eval` compiles and
 # analyses, then reports the GPU stages as skipped, and a CI run stays under 15 minutes
 # (the nvcc and cuDNN-frontend builds cost about 5 of them on 2 cores). scripts/gpu_check.sh

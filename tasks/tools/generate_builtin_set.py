@@ -328,6 +328,6 @@ tasks.append(entry("gqa_ragged_prefill_causal_h32_kv4_d128", "heldout-h100", "gq
 tasks.append(entry("gemm_n7168_k5120_sm100a", "paper-b200", "gemm_n7168_k5120", "sm_100a", "cublaslt_gemm", GEMM_V, "gemm"))
 tasks += paper(128, "paper-b200", "sm_100a", "_sm100a")
 dump(f"{ROOT}/tasks.json", {"format": "ptxbench-tasks/1",
-     "description": "PTXBench built-in task suites: paper-h100 (DESIGN §4), heldout-h100, paper-b200. See docs/tasks.md.",
+     "description": "PTXBench built-in task suites: paper-h100 (the paper's five tasks, docs/design.md §4), heldout-h100, paper-b200. See docs/tasks.md.",
      "tasks": tasks})
 print(len(tasks), "tasks")

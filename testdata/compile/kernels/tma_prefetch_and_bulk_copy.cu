@@ -2,7 +2,7 @@
 //   prefetch_kernel: cp.async.bulk.prefetch.tensor (PTX ISA 9.7.9.26) -> SASS UTMAPF (prefetch to
 //                    L2, no data moved to shared memory).
 //   bulk_copy_kernel: non-tensor cp.async.bulk (PTX ISA 9.7.9.24) -> SASS UBLKCP.
-// DESIGN §3.6: neither counts as the TMA family.
+// design.md §3.6: neither counts as the TMA family.
 // Build: nvcc -gencode arch=compute_90a,code=sm_90a -O3 -c tma_prefetch_and_bulk_copy.cu
 #include <cuda.h>
 #include <cuda_runtime.h>
