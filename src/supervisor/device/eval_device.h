@@ -1,4 +1,5 @@
-// The supervisor's GPU side of an evaluation (supervisor/eval_backend.h EvalDevice), on the real GPU.
+// The supervisor's GPU side of an evaluation (supervisor/eval_backend.h EvalDevice), on the real
+// GPU.
 //
 // Owns every tensor of every input set (exported to the runner by CUDA IPC), the reference
 // outputs (never exported: they exist only in this trusted process, design.md §3.3), the
@@ -14,10 +15,10 @@
 #include <cuda_runtime_api.h>
 
 #include "abi/signature.h"
-#include "supervisor/eval_backend.h"
-#include "supervisor/device/compare.h"
 #include "cuda/device_buffer.h"
 #include "references/reference.h"
+#include "supervisor/device/compare.h"
+#include "supervisor/eval_backend.h"
 
 namespace ptxb::gpu {
 
@@ -37,7 +38,7 @@ class GpuEvalDevice final : public EvalDevice {
   Result<std::vector<OutputCheck>> check(int set, int trial) override;
   Status observe_unwritten(int set, int trial) override;
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
-  Json reference_description() override;
+  ReferenceRecord reference_description() override;
 
  private:
   GpuEvalDevice() = default;
