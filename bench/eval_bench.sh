@@ -5,9 +5,11 @@
 #   2. Our CUPTI device time vs ncu's gpu__time_duration.sum, per reference (one warm call).
 #   3. Reference latency and TFLOP/s for the five paper tasks.
 #   4. Wall time per stage of one evaluation per paper task (cached compile, no sanitizer, NCU on).
-# Needs BIN (folder with ptxbench, ptxbench-runner, libptxbench_reference.so) and OUT_DIR.
+# Needs BIN (the install prefix's bin/, with ptxbench) and OUT_DIR; LIBEXEC (ptxbench-runner,
+# libptxbench_reference.so) defaults to the prefix's libexec/ptxbench.
 set -uo pipefail
 BIN=${BIN:?} OUT_DIR=${OUT_DIR:?}
+LIBEXEC=${LIBEXEC:-$BIN/../libexec/ptxbench}
 W=$OUT_DIR/eval_bench && mkdir -p "$W"
 TASKS=(gemm_n7168_k5120 mha_with_lse_d128 mha_with_lse_d128_causal mha_bwd_d128 mha_bwd_d128_causal)
 export PTXBENCH_CACHE_DIR=${PTXBENCH_CACHE_DIR:-/tmp/ptxb-cache}
@@ -59,7 +61,7 @@ for t in "${TASKS[@]}"; do
   sig=$(python3 -c "import json;print(json.load(open('$W/task_$t.json'))['signature'])")
   PTXBENCH_REFERENCE=$sel PTXBENCH_REFERENCE_SIGNATURE=$sig ncu --clock-control none --profile-from-start off \
     --metrics gpu__time_duration.sum --csv --page raw --print-units base \
-    "$BIN/ptxbench-runner" --self-contained --so "$BIN/libptxbench_reference.so" --params-json "$W/params_$t.json" \
+    "$LIBEXEC/ptxbench-runner" --self-contained --so "$LIBEXEC/libptxbench_reference.so" --params-json "$W/params_$t.json" \
     >"$W/ncu_time_$t.csv" 2>"$W/ncu_time_$t.err" || echo "ncu $t: exit $?"
 done
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU benchmarks run by scripts/gpu_check.sh (BIN and OUT_DIR set there).
+# GPU benchmarks run by `scripts/gpu_check.sh bench` (BIN, LIBEXEC and OUT_DIR set there).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash bench/eval_bench.sh

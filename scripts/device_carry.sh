@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Copies the binaries the H200 needs into .devcarry/ (git-ignored) so the device tool can carry
-# them (`carry: [".devcarry"]`) and scripts/gpu_check.sh runs them without a rebuild there.
+# Installs a CUDA build made here into .devcarry/ (git-ignored), an ordinary install prefix
+# (cmake --install: bin/, libexec/ptxbench/ with the helpers and the PyPI disassemblers,
+# share/ptxbench/), plus the test and benchmark binaries in .devcarry/tests/ (tests are not
+# installed). The device tool carries it (`carry: [".devcarry"]`) and scripts/gpu_check.sh
+# runs it there without a rebuild.
+#   scripts/device_carry.sh [BUILD_DIR]     (default: build; configured with PTXB_WITH_CUDA=ON)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf .devcarry && mkdir -p .devcarry/bin
-for f in build/ptxbench build/ptxbench-runner build/ptxbench-supervisor build/ptxbench-sandbox build/libptxbench_reference.so build/ptxbench_gpu_tests build/ptxbench_tests build/ptxbench_sandbox_probe build/bench/*; do
-  [[ -f "$f" && ( -x "$f" || "$f" == *.so ) ]] && cp "$f" .devcarry/bin/
+BUILD=${1:-build}
+[[ -x $BUILD/ptxbench-runner ]] ||
+  { echo "device_carry: $BUILD has no ptxbench-runner: configure it with -DPTXB_WITH_CUDA=ON" >&2; exit 1; }
+rm -rf .devcarry
+cmake --install "$BUILD" --prefix .devcarry >/dev/null
+mkdir -p .devcarry/tests
+for f in "$BUILD"/ptxbench_gpu_tests "$BUILD"/ptxbench_tests "$BUILD"/ptxbench_sandbox_probe "$BUILD"/bench/*; do
+  [[ -f $f && -x $f ]] && cp "$f" .devcarry/tests/
 done
-pwd >.devcarry/source_dir
-strip --strip-debug .devcarry/bin/* 2>/dev/null || true
+strip --strip-debug .devcarry/bin/* .devcarry/libexec/ptxbench/ptxbench-* \
+  .devcarry/libexec/ptxbench/*.so .devcarry/tests/* 2>/dev/null || true
 du -sh .devcarry

@@ -1,11 +1,11 @@
-// PTXBench example kernel (NOT an expert reference), task mha_bwd_d128: a plain CUDA-core
-// attention backward that the `replay` model answers with until a wgmma/TMA solution exists.
-// It uses no target instructions (its verdict is static_absent), is far slower than cuDNN, and
-// exists so that `ptxbench run --model replay` exercises the whole pipeline on this task.
+// PTXBench example kernel (NOT an expert reference), task mha_bwd_d128[_causal]: a plain
+// CUDA-core attention backward, kept as a labelled reading example (not replayed). It uses no
+// target instructions (its verdict is static_absent) and is far slower than cuDNN.
 //
 //   dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP − Δ), dQ = scale·dS·K, dK = scale·dSᵀ·Q, with
 //   P = exp(scale·Q·Kᵀ − L) rebuilt from the forward's natural-log LSE L, Δ = rowsum(dO∘O),
-//   scale = 1/√d. Q, K, V, O, dO [B,H,S,d] bf16, L [B,H,S] fp32 -> dQ, dK, dV [B,H,S,d] bf16.
+//   scale = 1/√d (causal: keys after the query masked). Q, K, V, O, dO [B,H,S,d] bf16,
+//   L [B,H,S] fp32 -> dQ, dK, dV [B,H,S,d] bf16.
 //   d must be 128 (the task's constant); S must be a multiple of 64 (benchmark: 4096).
 //
 // Design (FlashAttention-2 order, fp32 SIMT math, no atomics)
@@ -19,14 +19,24 @@
 //   Shared    fp32 tiles, rows padded to 129 (d) / 65 (keys) floats against bank conflicts:
 //             dkdv 165,376 B, dq 148,736 B (opt-in above 48 KiB); one CTA per SM.
 //   Rounding  P is rounded to bf16 before the dV product, as FlashAttention and cuDNN do (their
-//             tensor-core products take bf16 operands); dS stays fp32.
+//             tensor-core products take bf16 operands); dS stays fp32 (rounding it too moved dQ
+//             further from cuDNN's values on the H200).
 //   FLOPs     7 S·S·d products per head (2 recomputed) ≈ 5.8 TFLOP at S = 4096, vs 4.1 counted.
+//   Causal    (PTXB_CAUSAL 1) tiles above the diagonal are skipped, the diagonal tile masked:
+//             about half the work.
 //
-// Build: ptxbench compile mha_bwd_d128_naive.cu --task mha_bwd_d128
+// Build: ptxbench compile mha_bwd_d128_naive.cu --task mha_bwd_d128; the causal task:
+//        { echo '#define PTXB_CAUSAL 1'; cat mha_bwd_d128_naive.cu; } >k.cu &&
+//        ptxbench compile k.cu --task mha_bwd_d128_causal
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo)
 // Measured (H200, 2026-11-29, `ptxbench eval --no-ncu`, seeds 3 and 11, P and dS rounded; and
 // seed 3 with fp32 P): PASSED, 232-238 ms vs cuDNN 7.43-7.50 ms = 0.031-0.032x, max abs error
 // 0.002-0.004.
+// Causal (seeds 3/11/21): 120 ms vs cuDNN 4.13 ms = 0.034x. Correctness is borderline: seed 21
+// PASSED; seeds 3 and 11 miss the 1 % tolerance on 1-2 of 100,663,296 elements by 2-4 bf16 ulps
+// at |x| ~ 1 (early queries and keys, where cuDNN's own bf16 products are that far from fp32
+// math), which the stale-output check then reports as REWARD_HACK (stale_output). An honest
+// naive kernel, not a reference.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -35,7 +45,12 @@
 
 namespace {
 
-constexpr bool kCausal = false;
+// One source, two tasks: "#define PTXB_CAUSAL 1" in front of this file gives the
+// mha_bwd_d128_causal kernel (keys after the query masked, tiles above the diagonal skipped).
+#ifndef PTXB_CAUSAL
+#define PTXB_CAUSAL 0
+#endif
+constexpr bool kCausal = PTXB_CAUSAL != 0;
 constexpr int kD = 128;        // head dim (task constant)
 constexpr int kTile = 64;      // query and key tile
 constexpr int kThreads = 256;  // 16 x 16

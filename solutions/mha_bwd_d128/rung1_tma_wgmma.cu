@@ -1,6 +1,6 @@
-// PTXBench expert reference, task mha_bwd_d128, rung 1: attention backward as three kernels,
-// TMA + wgmma (SS for the score-like products, RS for the gradient products), 2-stage mbarrier
-// rings, no atomics.
+// PTXBench expert reference, task mha_bwd_d128[_causal], rung 1: attention backward as three
+// kernels, TMA + wgmma (SS for the score-like products, RS for the gradient products), 2-stage
+// mbarrier rings, no atomics.
 //
 //   Inputs   Q, K, V, O, dO [B, H, S, D] bf16 row-major (D innermost), L [B, H, S] fp32 (the
 //            forward's natural-log logsumexp of the scaled scores). B = 4, H = 48, D = 128
@@ -39,9 +39,11 @@
 //   Pipeline        depth 2; full barriers with arrive.expect_tx from thread 0 (which also
 //                   issues every TMA load), empty[s]: 1 arrival after the stage's last wgmma.
 //
-// Build: ptxbench compile rung1_tma_wgmma.cu --task mha_bwd_d128
+// Build: ptxbench tasks solution mha_bwd_d128[_causal] --turn 1 >k.cu &&
+//        ptxbench compile k.cu --task mha_bwd_d128[_causal]
+//        (the rendering inlines bwd_common.cuh, shared with rung 2; PTXB_CAUSAL 1 for _causal)
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
-// Measured speed: see bench/results/reference_solutions.md.
+// Measured speed (both tasks): see bench/results/reference_solutions.md.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -55,9 +57,14 @@
 
 namespace {
 
-// kCausal and kTaskName are all that differ between mha_bwd_d128 and mha_bwd_d128_causal.
-constexpr bool kCausal = false;
-constexpr const char* kTaskName = "mha_bwd_d128";
+// One source, two tasks: "#define PTXB_CAUSAL 1" in front of this file (solutions/replay.json
+// lists mha_bwd_d128_causal that way) gives the causal kernel. The replay model and `ptxbench
+// tasks solution` prepend it, so an answer stays one self-contained file.
+#ifndef PTXB_CAUSAL
+#define PTXB_CAUSAL 0
+#endif
+constexpr bool kCausal = PTXB_CAUSAL != 0;
+constexpr const char* kTaskName = kCausal ? "mha_bwd_d128_causal" : "mha_bwd_d128";
 
 constexpr int kD = 128;
 constexpr int kBT = 64;        // rows (keys or queries) per tile
@@ -149,89 +156,9 @@ __device__ __forceinline__ void gemm_ss_d128(float (&acc)[32], uint64_t desc_a, 
   }
 }
 
-// acc(64 x 128, as lo/hi 64-column halves) += A(64 x 64, register fragments) · B, where B is a
-// 64-row x 128-column tile read MN-major (K = its rows, N = its columns, contiguous): 128B
-// swizzle atom = 8 K-rows x 64 N-columns; LBO = SBO = 1024 B; k16 step = 16 rows = 2048 B;
-// columns 64..127 = the second slab (+8 KiB). Same pattern as the forward's P·V.
-__device__ __forceinline__ void gemm_rs_k64(float (&lo)[32], float (&hi)[32],
-                                            const uint32_t (&a)[4][4], uint64_t desc_b) {
-#pragma unroll
-  for (int kk = 0; kk < kBT / 16; ++kk) {
-    const uint32_t off = kk * 16 * 128;
-    ptxb::wgmma_bf16_rs<64, 1, 1, 1>(lo, a[kk], ptxb::wgmma_desc_advance(desc_b, off), true);
-    ptxb::wgmma_bf16_rs<64, 1, 1, 1>(hi, a[kk], ptxb::wgmma_desc_advance(desc_b, kSlabBytes + off),
-                                     true);
-  }
-}
-
-// m64n64 accumulator -> RS A fragments (contract 3.2: k16 slice kk = registers 8kk..8kk+7).
-__device__ __forceinline__ void pack_a(const float (&acc)[32], uint32_t (&a)[4][4]) {
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-      a[kk][q] = ptxb::pack_bf16x2(acc[8 * kk + 2 * q], acc[8 * kk + 2 * q + 1]);
-  }
-}
-
-// Two-term bf16 split of an m64n64 accumulator as RS A fragments: hi (already packed by pack_a)
-// = bf16(x), lo = bf16(x - hi), so hi·B + lo·B carries x with ~16 significant bits instead of 8.
-__device__ __forceinline__ void pack_a_lo(const float (&acc)[32], const uint32_t (&hi)[4][4],
-                                          uint32_t (&lo)[4][4]) {
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const float h0 = __uint_as_float(hi[kk][q] << 16);          // low half = first element
-      const float h1 = __uint_as_float(hi[kk][q] & 0xffff0000u);  // high half = second
-      lo[kk][q] = ptxb::pack_bf16x2(acc[8 * kk + 2 * q] - h0, acc[8 * kk + 2 * q + 1] - h1);
-    }
-  }
-}
-
-// Stores a 64 x 128 fp32 accumulator pair (rows 16w + l/4 + 8h) as bf16, times `scale`.
-__device__ __forceinline__ void store_tile(__nv_bfloat16* dst_rows, const float (&lo)[32],
-                                           const float (&hi)[32], float scale, int warp, int lane) {
-  const int row0 = 16 * warp + lane / 4;
-#pragma unroll
-  for (int i = 0; i < 32; i += 2) {
-    const int row = row0 + 8 * ((i / 2) % 2);
-    const int col = 2 * (lane % 4) + 8 * (i / 4);
-    __nv_bfloat16* d = dst_rows + static_cast<int64_t>(row) * kD + col;
-    *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(lo[i] * scale, lo[i + 1] * scale);
-    *reinterpret_cast<__nv_bfloat162*>(d + kSlabCols) =
-        __floats2bfloat162_rn(hi[i] * scale, hi[i + 1] * scale);
-  }
-}
-
-__device__ __forceinline__ void zero(float (&a)[32]) {
-#pragma unroll
-  for (int i = 0; i < 32; ++i) a[i] = 0.f;
-}
-
-// ---- 1. Dr = rowsum(dO ∘ O) ----
-__global__ void __launch_bounds__(256)
-    preprocess_kernel(const __nv_bfloat16* __restrict__ O, const __nv_bfloat16* __restrict__ dO,
-                      float* __restrict__ Dr, int64_t rows) {
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * 16 + threadIdx.x / 16;
-  const int part = threadIdx.x % 16;  // 8 elements = 16 bytes each
-  float sum = 0.f;
-  if (row < rows) {
-    const uint4 o = *reinterpret_cast<const uint4*>(O + row * kD + part * 8);
-    const uint4 g = *reinterpret_cast<const uint4*>(dO + row * kD + part * 8);
-    const __nv_bfloat162* o2 = reinterpret_cast<const __nv_bfloat162*>(&o);
-    const __nv_bfloat162* g2 = reinterpret_cast<const __nv_bfloat162*>(&g);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float2 a = __bfloat1622float2(o2[k]);
-      const float2 b = __bfloat1622float2(g2[k]);
-      sum = fmaf(a.x, b.x, fmaf(a.y, b.y, sum));
-    }
-  }
-#pragma unroll
-  for (int m = 8; m >= 1; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
-  if (row < rows && part == 0) Dr[row] = sum;
-}
+// gemm_rs_k64, the fragment packers, store_tile, zero, the Dr preprocess kernel and run()'s host
+// helpers are the same in both rungs; they live once in this header, inlined here when rendered.
+#include "bwd_common.cuh"
 
 // ---- 2. dK, dV for one key tile ----
 __global__ void __launch_bounds__(kThreads, 2)
@@ -485,66 +412,25 @@ __global__ void __launch_bounds__(kThreads, 2)
              lane);
 }
 
-// Scratch for Dr, grown on demand and kept across calls (allowed: scratch allocation).
-float* dr_scratch(int64_t rows) {
-  static float* buffer = nullptr;
-  static int64_t capacity = 0;
-  if (rows > capacity) {
-    if (buffer != nullptr) cudaFree(buffer);
-    buffer = nullptr;
-    capacity = 0;
-    if (cudaMalloc(&buffer, static_cast<size_t>(rows) * sizeof(float)) != cudaSuccess) {
-      std::fprintf(stderr, "%s rung1: cudaMalloc of %lld floats failed\n", kTaskName,
-                   static_cast<long long>(rows));
-      return nullptr;
-    }
-    capacity = rows;
-  }
-  return buffer;
-}
-
 }  // namespace
 
 void run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
          const __nv_bfloat16* O, const __nv_bfloat16* dO, const float* L, __nv_bfloat16* dQ,
          __nv_bfloat16* dK, __nv_bfloat16* dV, int64_t B, int64_t H, int64_t d, int64_t S,
          cudaStream_t stream) {
+  if (!shape_supported(B, H, d, S, kBT, "rung1")) return;
   const int64_t rows = B * H * S;
-  if (d != kD || S <= 0 || S % kBT != 0 || B <= 0 || H <= 0 || B * H > 65535 ||
-      rows > (int64_t{1} << 31) - 1) {
-    std::fprintf(stderr,
-                 "%s rung1: unsupported shape B=%lld H=%lld d=%lld S=%lld (need d=128, "
-                 "S %% 64 == 0, B*H <= 65535)\n",
-                 kTaskName, static_cast<long long>(B), static_cast<long long>(H),
-                 static_cast<long long>(d), static_cast<long long>(S));
-    return;
-  }
-  float* Dr = dr_scratch(rows);
+  float* Dr = dr_scratch(rows, "rung1");
   if (Dr == nullptr) return;
-  // 2-D views {D, B*H*S}, box {64, 64}, 128B swizzle; cached per pointer set (launch setup).
-  static const void* cached[4] = {nullptr, nullptr, nullptr, nullptr};
-  static int64_t cached_rows = -1;
-  static CUtensorMap tmap_q, tmap_k, tmap_v, tmap_do;
-  if (cached[0] != Q || cached[1] != K || cached[2] != V || cached[3] != dO ||
-      cached_rows != rows) {
-    const void* ptrs[4] = {Q, K, V, dO};
-    CUtensorMap* maps[4] = {&tmap_q, &tmap_k, &tmap_v, &tmap_do};
-    for (int i = 0; i < 4; ++i) {
-      if (ptxb::make_tensor_map_2d_bf16(maps[i], ptrs[i], static_cast<uint64_t>(rows), kD, kD, kBT,
-                                        kSlabCols, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS) {
-        cached_rows = -1;
-        return;  // make_tensor_map already printed the reason
-      }
-    }
+  const TensorMaps* maps = tensor_maps(Q, K, V, dO, rows, [] {
     cudaFuncSetAttribute(dk_dv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
     cudaFuncSetAttribute(dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-    for (int i = 0; i < 4; ++i) cached[i] = ptrs[i];
-    cached_rows = rows;
-  }
+  });
+  if (maps == nullptr) return;
   preprocess_kernel<<<static_cast<unsigned>((rows + 15) / 16), 256, 0, stream>>>(O, dO, Dr, rows);
   const dim3 grid(static_cast<unsigned>(S / kBT), static_cast<unsigned>(B * H));
-  dk_dv_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tmap_q, tmap_k, tmap_v, tmap_do, L, Dr, dK,
-                                                       dV, static_cast<int>(S));
-  dq_kernel<<<grid, kThreads, kSmemBytes, stream>>>(tmap_q, tmap_k, tmap_v, tmap_do, L, Dr, dQ,
+  dk_dv_kernel<<<grid, kThreads, kSmemBytes, stream>>>(maps->q, maps->k, maps->v, maps->dO, L, Dr,
+                                                       dK, dV, static_cast<int>(S));
+  dq_kernel<<<grid, kThreads, kSmemBytes, stream>>>(maps->q, maps->k, maps->v, maps->dO, L, Dr, dQ,
                                                     static_cast<int>(S));
 }

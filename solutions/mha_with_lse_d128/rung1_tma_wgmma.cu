@@ -1,11 +1,11 @@
-// PTXBench expert reference, task mha_with_lse_d128, rung 1:
+// PTXBench expert reference, task mha_with_lse_d128[_causal], rung 1:
 // TMA + wgmma (SS for Q·K^T, RS for P·V) + 2-stage mbarrier ring, online softmax in registers.
 //
 //   Q, K, V, O  [B, H, S, D] bf16 row-major (D innermost), B = 4, H = 48, D = 128 (task
 //               constants; B and H are taken from the arguments), S variable (benchmark 4096),
 //               S % 128 == 0 required (checked in run).
 //   LSE         [B, H, S] fp32, natural-log logsumexp of the scaled score row.
-//   O = softmax(Q·K^T / sqrt(D) [+ causal mask]) · V. Causal (kCausal = true, the _causal task)
+//   O = softmax(Q·K^T / sqrt(D) [+ causal mask]) · V. Causal (PTXB_CAUSAL 1, the _causal task)
 //   is top-left aligned: query i attends keys j <= i.
 //
 // Design
@@ -40,12 +40,15 @@
 //   Epilogue        O = acc / l -> bf16x2 4-byte global stores from the accumulator fragment;
 //                   LSE = (m2 + log2 l) * ln 2 written by lane%4 == 0 for its two rows.
 //
-// Build: ptxbench compile rung1_tma_wgmma.cu --task mha_with_lse_d128
+// Build: ptxbench tasks solution mha_with_lse_d128[_causal] --turn 1 >k.cu &&
+//        ptxbench compile k.cu --task mha_with_lse_d128[_causal]
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
 // Measured speed (H200, 2026-11-29, `ptxbench eval --seed 5`, CUPTI medians, L2 flushed):
 //   2.925 ms vs cuDNN 2.487 ms = 0.850x (S=4096, 564 TFLOP/s); S=1024: 0.812x; S=8192: 0.881x.
 //   PASSED with target instructions dynamic_present at every S. Rung 2 (warp specialization,
 //   ping-pong, softmax/GEMM overlap) is faster; numbers in bench/results/reference_solutions.md.
+// Causal task (PTXB_CAUSAL 1), same method: 1.602 ms vs cuDNN 1.387 ms = 0.865x (S=4096, causal
+//   half counted: 515 TFLOP/s); S=1024: 0.845x; S=8192: 0.885x; PASSED, dynamic_present.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -58,10 +61,14 @@
 
 namespace {
 
-// kCausal and kTaskName (and the header's task name) are all that differ between the files of
-// mha_with_lse_d128 and mha_with_lse_d128_causal.
-constexpr bool kCausal = false;
-constexpr const char* kTaskName = "mha_with_lse_d128";
+// One source, two tasks: "#define PTXB_CAUSAL 1" in front of this file (solutions/replay.json
+// lists mha_with_lse_d128_causal that way) gives the causal kernel. The replay model and `ptxbench
+// tasks solution` prepend it, so an answer stays one self-contained file.
+#ifndef PTXB_CAUSAL
+#define PTXB_CAUSAL 0
+#endif
+constexpr bool kCausal = PTXB_CAUSAL != 0;
+constexpr const char* kTaskName = kCausal ? "mha_with_lse_d128_causal" : "mha_with_lse_d128";
 
 constexpr int kD = 128;          // head dim (task constant)
 constexpr int kBM = 128;         // query rows per CTA

@@ -12,6 +12,16 @@ namespace {
 void print_human(const Environment& env) {
   std::cout << fmt::format("ptxbench {}  host {} ({}, {})\n\n", env.harness_version, env.hostname,
                            env.os, env.cpu);
+  std::cout << "install:\n";
+  for (const char* part : {"data", "helpers", "cuda_root"}) {
+    if (!env.install.contains(part)) continue;
+    const Json& item = env.install[part];
+    std::cout << fmt::format("  {:<18} {}\n", part,
+                             item.contains("path")
+                                 ? fmt::format("{}  [{}]", item["path"].get<std::string>(),
+                                               item["how"].get<std::string>())
+                                 : std::string("not found"));
+  }
   std::cout << "tools:\n";
   for (const auto& tool : env.tools) {
     std::cout << fmt::format(

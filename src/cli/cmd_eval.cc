@@ -80,7 +80,7 @@ CommandSpec make_eval_command() {
         app.add_flag("--test-reference-as-candidate", flags->reference_as_candidate,
                      "(benchmarks only) time the reference library in the candidate slot")
             ->group("");
-        // Test-only entry for the adversarial suite (scripts/integrity_suite.sh): forbidden
+        // Test-only entry for the adversarial suite (scripts/gpu_check.sh integrity): forbidden
         // headers/symbols are recorded but do not stop the evaluation, to show that the
         // run-time checks and the sandbox stop a candidate by themselves.
         app.add_flag("--test-disable-static-checks", flags->disable_static_checks,

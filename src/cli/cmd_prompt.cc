@@ -123,13 +123,15 @@ CommandSpec make_prompt_command() {
                          "List the variant tags with their sizes (for --task's architecture "
                          "only, and with the full system-prompt size, when --task is given)");
             app.add_option("--packs-dir", options->packs_dir,
-                           "Knowledge-pack folder (default: $PTXBENCH_PACKS_DIR, else the "
-                           "repository's packs/)")
+                           "Knowledge-pack folder (default: $PTXBENCH_PACKS_DIR, else packs/ "
+                           "in the data folder: `ptxbench env`)")
                 ->check(CLI::ExistingDirectory);
             app.add_flag("--json", options->json, "Machine-readable output");
             return [options, &globals]() -> Result<int> {
-              const std::string packs_dir =
-                  options->packs_dir.empty() ? default_packs_dir() : options->packs_dir;
+              std::string packs_dir = options->packs_dir;
+              if (packs_dir.empty()) {
+                PTXB_ASSIGN_OR_RETURN(packs_dir, default_packs_dir());
+              }
               PTXB_ASSIGN_OR_RETURN(PackLibrary library, PackLibrary::load(packs_dir));
               const Task* task = nullptr;
               std::optional<TaskRegistry> registry;

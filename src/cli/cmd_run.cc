@@ -101,9 +101,11 @@ std::vector<std::string> slot_devices(int slots) {
 Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals) {
   PTXB_ASSIGN_OR_RETURN(ExperimentConfig config, assemble_config(flags));
   PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
-  PTXB_ASSIGN_OR_RETURN(
-      PackLibrary packs,
-      PackLibrary::load(config.packs_dir.empty() ? default_packs_dir() : config.packs_dir));
+  std::string packs_dir = config.packs_dir;
+  if (packs_dir.empty()) {
+    PTXB_ASSIGN_OR_RETURN(packs_dir, default_packs_dir());
+  }
+  PTXB_ASSIGN_OR_RETURN(PackLibrary packs, PackLibrary::load(packs_dir));
   PTXB_ASSIGN_OR_RETURN(ExperimentPlan plan, make_plan(config, registry, packs));
   // Prompts first: a pack that does not compose fails before a directory is made.
   PTXB_RETURN_IF_ERROR(build_task_prompts(plan, registry, packs));

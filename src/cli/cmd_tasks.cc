@@ -1,4 +1,5 @@
-// `ptxbench tasks list|show`: the task suites as data (tasks/ plus --tasks-dir sets).
+// `ptxbench tasks list|show|solution`: the task suites as data (tasks/ plus --tasks-dir sets), and
+// the expert kernels the replay model answers with.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -6,6 +7,7 @@
 #include "abi/signature.h"
 #include "cli/command.h"
 #include "core/strings.h"
+#include "llm/replay_model.h"
 #include "tasks/registry.h"
 
 namespace ptxb::cli {
@@ -113,6 +115,37 @@ Result<int> run_show(const GlobalOptions& globals, const std::string& name, bool
   return 0;
 }
 
+// The replay kernel of `name` at `turn` (0: the last listed, the fastest) exactly as the replay
+// model answers it, so scripts and users compile or evaluate the same single file; `list` prints
+// the variants instead ("TASK TURN VARIANT" lines, every task when `name` is empty).
+Result<int> run_solution(const std::string& dir, const std::string& name, int turn, bool list) {
+  PTXB_ASSIGN_OR_RETURN(auto replay, ReplayModel::load(dir.empty() ? default_replay_dir() : dir));
+  const auto counts = replay->turn_counts();
+  if (list) {
+    for (const auto& [task, count] : counts) {
+      if (!name.empty() && task != name) continue;
+      for (std::size_t t = 1; t <= count; ++t) {
+        PTXB_ASSIGN_OR_RETURN(SolutionVariant variant,
+                              replay->kernel_variant(task, static_cast<int>(t)));
+        std::cout << task << " " << t << " " << variant.describe() << "\n";
+      }
+    }
+    if (!name.empty() && counts.count(name) == 0)
+      return make_error("not_found", "no replay kernel for task '{}'", name);
+    return 0;
+  }
+  if (name.empty()) return make_error("usage", "tasks solution: a task name (or --list)");
+  auto it = counts.find(name);
+  if (it == counts.end()) return make_error("not_found", "no replay kernel for task '{}'", name);
+  if (turn < 0 || static_cast<std::size_t>(turn) > it->second)
+    return make_error("usage", "task '{}' lists {} replay turn(s), not {}", name, it->second, turn);
+  PTXB_ASSIGN_OR_RETURN(
+      std::string source,
+      replay->kernel_source(name, turn == 0 ? static_cast<int>(it->second) : turn));
+  std::cout << source;
+  return 0;
+}
+
 }  // namespace
 
 CommandSpec make_tasks_command() {
@@ -124,6 +157,9 @@ CommandSpec make_tasks_command() {
           std::string name;
           bool list_json = false;
           bool show_json = false;
+          std::string replay_dir;
+          int turn = 0;
+          bool list_solutions = false;
         };
         auto options = std::make_shared<Options>();
         app.require_subcommand(1);
@@ -135,10 +171,22 @@ CommandSpec make_tasks_command() {
         show->add_option("name", options->name, "Task name (see `ptxbench tasks list`)")
             ->required();
         show->add_flag("--json", options->show_json, "Print JSON");
-        return [&globals, options, list, show]() -> Result<int> {
+        CLI::App* solution = app.add_subcommand(
+            "solution", "Print the expert kernel the replay model answers with (one .cu file)");
+        solution->add_option("name", options->name, "Task name");
+        solution->add_option("--turn", options->turn, "Replay turn (default: the last, fastest)")
+            ->check(CLI::PositiveNumber);
+        solution->add_flag("--list", options->list_solutions,
+                           "List the replay turns as TASK TURN VARIANT lines instead");
+        solution->add_option("--replay-dir", options->replay_dir,
+                             "Folder with replay.json (default: the repository's solutions/)");
+        return [&globals, options, list, show, solution]() -> Result<int> {
           if (list->parsed()) return run_list(globals, options->suite, options->list_json);
           if (show->parsed()) return run_show(globals, options->name, options->show_json);
-          return make_error("usage", "tasks: expected a subcommand (list or show)");
+          if (solution->parsed())
+            return run_solution(options->replay_dir, options->name, options->turn,
+                                options->list_solutions);
+          return make_error("usage", "tasks: expected a subcommand (list, show or solution)");
         };
       }};
 }

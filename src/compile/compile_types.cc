@@ -6,14 +6,17 @@
 #include <string_view>
 
 #include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/json_fields.h"
 
 namespace ptxb {
 
 CompileOptions CompileOptions::defaults() {
   CompileOptions options;
-  const std::string packs = std::string(PTXB_SOURCE_DIR) + "/packs";
-  if (is_directory(packs)) {
+  // The knowledge packs' include/ folders (the data folder's packs/, core/install_layout.h).
+  const auto packs_dir = data_subdir("packs");
+  const std::string packs = packs_dir.ok() ? *packs_dir : std::string();
+  if (!packs.empty() && is_directory(packs)) {
     // list_files is files only; pack folders are found by probing <pack>/include.
     auto entries = list_files_recursive(packs);
     std::vector<std::string> dirs;

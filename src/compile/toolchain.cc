@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -37,7 +38,9 @@ ToolchainInfo toolchain_info_from_json(const Json& json) {
 }
 
 std::vector<std::string> default_tool_search_dirs() {
-  return {std::string(PTXB_CUDA_ROOT) + "/bin", std::string(PTXB_PYDEPS_DIR) + "/nvidia/cu13/bin"};
+  std::vector<std::string> dirs = {cuda_root() + "/bin"};
+  for (const auto& dir : bundled_tool_dirs()) dirs.push_back(dir);
+  return dirs;
 }
 
 std::string parse_tool_version(const std::string& version_output) {

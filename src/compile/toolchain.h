@@ -34,7 +34,8 @@ struct ToolchainInfo {
 Json toolchain_info_to_json(const ToolchainInfo& info);
 ToolchainInfo toolchain_info_from_json(const Json& json);
 
-// Default search directories after $PATH: /usr/local/cuda/bin and <repo>/.deps/py/nvidia/cu13/bin.
+// Default search directories after $PATH: <CUDA root>/bin, then the disassemblers shipped with
+// PTXBench (<helpers>/tools; a developer build's .deps/py/nvidia/cu13/bin): core/install_layout.h.
 std::vector<std::string> default_tool_search_dirs();
 
 // Extracts "13.0.88" from `--version` output; empty if there is no "V<digits>" token.

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "core/install_layout.h"
 #include "core/strings.h"
 #include "core/version.h"
 
@@ -52,6 +53,7 @@ Environment probe_environment(ProcessRunner& runner) {
   env.libraries.push_back(probe_cublaslt());
   env.libraries.push_back(probe_cudnn());
   env.gpu = probe_gpus();
+  env.install = install_layout_to_json();
   return env;
 }
 
@@ -63,6 +65,9 @@ const ProbedTool* Environment::tool(const std::string& name) const {
 
 std::vector<std::string> Environment::missing() const {
   std::vector<std::string> lines;
+  for (const char* part : {"data", "helpers"})
+    if (install.contains(part) && install[part].contains("error"))
+      lines.push_back(install[part]["error"].get<std::string>());
   for (const auto& info : tools) {
     if (info.found) continue;
     // One disassembler is enough for SASS analysis.
@@ -95,6 +100,7 @@ Json Environment::to_json() const {
   for (const auto& library : libraries) library_list[library.name] = library.to_json();
   out["libraries"] = library_list;
   out["gpu"] = gpu.to_json();
+  out["install"] = install;
   out["missing"] = missing();
   return out;
 }

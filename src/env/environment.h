@@ -21,6 +21,8 @@ struct Environment {
   std::vector<ProbedTool> tools;
   std::vector<LibraryInfo> libraries;
   GpuProbe gpu;
+  // Where the data, helpers and CUDA root were found (core/install_layout.h).
+  Json install = Json::object();
 
   Json to_json() const;
   // Human-readable lines for what is missing and what that disables.

@@ -3,6 +3,7 @@
 #include <glob.h>
 
 #include "compile/toolchain.h"
+#include "core/install_layout.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -10,9 +11,11 @@ namespace {
 
 std::string hint_for(const std::string& name) {
   if (name == "cuobjdump" || name == "nvdisasm")
-    return "bash scripts/setup.sh installs it from PyPI (nvidia-cuda-" + name + ") into .deps/py";
+    return "bash scripts/setup.sh installs it from PyPI (nvidia-cuda-" + name +
+           ") into .deps/py; cmake --install copies it into libexec/ptxbench/tools";
   if (name == "nvcc" || name == "ptxas")
-    return "install the CUDA 13 toolkit (expected under /usr/local/cuda/bin)";
+    return "install the CUDA 13 toolkit (expected under " + cuda_root() +
+           "/bin; CUDA_HOME selects another)";
   if (name == "ncu") return "install Nsight Compute (ships with the full CUDA toolkit)";
   if (name == "compute-sanitizer") return "install the CUDA toolkit's compute-sanitizer";
   return "";
@@ -36,7 +39,7 @@ std::string version_line(const std::string& output) {
 std::vector<std::string> default_tool_dirs() {
   // The compile stage's folders (toolkit, PyPI disassemblers), then Nsight Compute's.
   std::vector<std::string> dirs = default_tool_search_dirs();
-  dirs.push_back(std::string(PTXB_CUDA_ROOT) + "/nsight-compute/bin");
+  dirs.push_back(cuda_root() + "/nsight-compute/bin");
   glob_t matches{};
   if (::glob("/opt/nvidia/nsight-compute/*", 0, nullptr, &matches) == 0) {
     for (std::size_t i = 0; i < matches.gl_pathc; ++i) dirs.emplace_back(matches.gl_pathv[i]);

@@ -1,8 +1,9 @@
 // What `ptxbench env` reports about each external tool (nvcc, ptxas, cuobjdump, nvdisasm, ncu,
 // compute-sanitizer): found or not, where, its own version line, and how to install it. The
 // compile stage's discovery (compile/toolchain.h) is what builds use; this probe reports, and it
-// searches the same folders: $PATH, the CUDA toolkit's bin/, the PyPI wheels that
-// scripts/setup.sh installs under .deps/py, then Nsight Compute's install folders.
+// searches the same folders: $PATH, the CUDA toolkit's bin/, the PyPI disassemblers shipped in
+// libexec/ptxbench/tools (a developer build: .deps/py, from scripts/setup.sh), then Nsight
+// Compute's install folders.
 #pragma once
 
 #include <string>

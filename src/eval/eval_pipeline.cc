@@ -6,6 +6,7 @@
 
 #include "compile/compiler.h"
 #include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/strings.h"
 #include "core/version.h"
 #include "env/gpu_probe.h"
@@ -13,14 +14,6 @@
 
 namespace ptxb {
 namespace {
-
-std::string executable_dir() {
-  char buffer[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  if (n <= 0) return ".";
-  std::string path(buffer, static_cast<std::size_t>(n));
-  return path.substr(0, path.rfind('/'));
-}
 
 // PATH first, then the folders `ptxbench env` searches (CUDA toolkit, Nsight Compute installs).
 std::string find_tool(const std::string& name) {
@@ -46,7 +39,10 @@ PtxbStatus compile_status_to_ptxb(CompileStatus status) {
 
 EvalTools EvalTools::discover() {
   EvalTools t;
-  const std::string dir = executable_dir();
+  // Where the helpers are (core/install_layout.h); when nowhere, the paths next to ptxbench
+  // are reported as missing.
+  auto helpers = find_helpers_dir();
+  const std::string dir = helpers.ok() ? helpers->path : executable_dir();
   t.supervisor_path = dir + "/ptxbench-supervisor";
   t.runner_path = dir + "/ptxbench-runner";
   t.reference_library_path = dir + "/libptxbench_reference.so";

@@ -14,9 +14,11 @@
 
 namespace ptxb {
 
-// Where the trusted binaries and the profilers are. Defaults: next to the running executable
-// (ptxbench-supervisor, ptxbench-runner, libptxbench_reference.so, ptxbench-sandbox); ncu and
-// compute-sanitizer on PATH or in the CUDA toolkit's bin/.
+// Where the trusted binaries and the profilers are. Defaults: the helpers folder
+// (core/install_layout.h: $PTXBENCH_LIBEXEC_DIR, the executable's folder in a build tree,
+// <prefix>/libexec/ptxbench) for ptxbench-supervisor, ptxbench-runner,
+// libptxbench_reference.so, ptxbench-sandbox; ncu and compute-sanitizer on PATH or in the CUDA
+// toolkit's bin/.
 struct EvalTools {
   std::string supervisor_path;
   std::string runner_path;

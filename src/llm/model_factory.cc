@@ -10,9 +10,11 @@ Result<std::unique_ptr<ModelClient>> make_model_client(const ModelConfig& config
                                                        HttpTransport& transport,
                                                        HttpModelClient::RetryNotice notice) {
   if (config.is_replay()) {
-    PTXB_ASSIGN_OR_RETURN(
-        auto replay,
-        ReplayModel::load(config.replay_dir.empty() ? default_replay_dir() : config.replay_dir));
+    std::string dir = config.replay_dir;
+    if (dir.empty()) {
+      PTXB_ASSIGN_OR_RETURN(dir, default_replay_dir());
+    }
+    PTXB_ASSIGN_OR_RETURN(auto replay, ReplayModel::load(dir));
     return std::unique_ptr<ModelClient>(std::move(replay));
   }
   std::string key;

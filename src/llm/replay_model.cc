@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <regex>
 
-#include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/json_io.h"
 #include "core/strings.h"
 #include "packs/token_estimate.h"
@@ -11,22 +11,21 @@
 namespace ptxb {
 namespace {
 
-constexpr std::size_t kMaxKernelBytes = 1u << 20;
-
-// The kernel's own first comment line ("// PTXBench expert reference, task ..., rung 1: ...").
+// The kernel's own first comment line ("// PTXBench expert reference, task ..., rung 1: ..."),
+// past the #defines a variant puts in front.
 std::string headline(const std::string& source) {
   for (const auto& line : split_lines(source)) {
     const std::string text = trim(line);
     if (starts_with(text, "//")) return trim(text.substr(2));
-    if (!text.empty()) break;
+    if (!text.empty() && !starts_with(text, "#define ")) break;
   }
   return "";
 }
 
 }  // namespace
 
-std::string default_replay_dir() {
-  return PTXB_SOURCE_DIR "/solutions";
+Result<std::string> default_replay_dir() {
+  return data_subdir("solutions");
 }
 
 Result<std::unique_ptr<ReplayModel>> ReplayModel::load(const std::string& dir) {
@@ -42,30 +41,47 @@ Result<std::unique_ptr<ReplayModel>> ReplayModel::load(const std::string& dir) {
   for (const auto& [task, files] : json["tasks"].items()) {
     const std::string where = json_path_key("$.tasks", task);
     if (!files.is_array() || files.empty())
-      return make_error("config", "{}: {}: expected a non-empty array of kernel files", path,
-                        where);
+      return make_error("config", "{}: {}: expected a non-empty array of kernels", path, where);
     for (std::size_t i = 0; i < files.size(); ++i) {
-      if (!files[i].is_string())
-        return make_error("config", "{}: {}: expected a path", path, json_path_index(where, i));
-      const std::string file = dir + "/" + files[i].get<std::string>();
-      PTXB_ASSIGN_OR_RETURN(std::string source, read_file(file, kMaxKernelBytes));
+      const std::string at = json_path_index(where, i);
+      auto variant = parse_solution_variant(files[i], at);
+      if (!variant.ok()) return variant.error().with_context(path);
+      auto source = render_solution(dir, variant.value());
+      if (!source.ok()) return source.error().with_context(fmt::format("{}: {}", path, at));
       // A fence inside the kernel would end the reply's code block early.
-      if (contains(source, "```"))
-        return make_error("config", "{}: contains ``` and cannot be sent in a fenced block", file);
-      model->kernels_[task].push_back(files[i].get<std::string>());
+      if (contains(source.value(), "```"))
+        return make_error("config", "{}: {}: {} contains ``` and cannot be sent in a fenced block",
+                          path, at, variant->describe());
+      model->kernels_[task].push_back({variant.value(), source.value()});
     }
   }
   return model;
 }
 
-Result<std::string> ReplayModel::kernel_path(const std::string& task, int turn) const {
+Result<const ReplayModel::Kernel*> ReplayModel::kernel(const std::string& task, int turn) const {
   auto it = kernels_.find(task);
   if (it == kernels_.end())
     return make_error("config", "replay: {}/replay.json names no kernel for task {}", dir_, task);
   const auto& files = it->second;
   const std::size_t index =
       std::min<std::size_t>(static_cast<std::size_t>(std::max(turn, 1)), files.size()) - 1;
-  return files[index];
+  return &files[index];
+}
+
+Result<SolutionVariant> ReplayModel::kernel_variant(const std::string& task, int turn) const {
+  PTXB_ASSIGN_OR_RETURN(const Kernel* found, kernel(task, turn));
+  return found->variant;
+}
+
+Result<std::string> ReplayModel::kernel_source(const std::string& task, int turn) const {
+  PTXB_ASSIGN_OR_RETURN(const Kernel* found, kernel(task, turn));
+  return found->source;
+}
+
+std::map<std::string, std::size_t> ReplayModel::turn_counts() const {
+  std::map<std::string, std::size_t> counts;
+  for (const auto& [task, files] : kernels_) counts[task] = files.size();
+  return counts;
 }
 
 Result<ModelReply> ReplayModel::complete(const std::vector<ChatMessage>& messages) {
@@ -81,14 +97,15 @@ Result<ModelReply> ReplayModel::complete(const std::vector<ChatMessage>& message
   }
   if (task.empty())
     return make_error("config", "replay: no \"# Task: NAME\" line in the conversation");
-  PTXB_ASSIGN_OR_RETURN(std::string file, kernel_path(task, turn));
-  PTXB_ASSIGN_OR_RETURN(std::string source, read_file(dir_ + "/" + file, kMaxKernelBytes));
+  PTXB_ASSIGN_OR_RETURN(const Kernel* found, kernel(task, turn));
+  const std::string& source = found->source;
   const std::size_t listed = kernels_.at(task).size();
   ModelReply reply;
   reply.content = fmt::format(
       "Turn {} (replay): this answer is `{}` from the replay folder, kernel {} of {} listed for "
       "{}{}.\n\n{}\n\n```cuda\n{}{}```\n",
-      turn, file, std::min<std::size_t>(static_cast<std::size_t>(turn), listed), listed, task,
+      turn, found->variant.describe(),
+      std::min<std::size_t>(static_cast<std::size_t>(turn), listed), listed, task,
       static_cast<std::size_t>(turn) > listed ? " (the list is exhausted, so the last one again)"
                                               : "",
       headline(source).empty() ? "The kernel follows." : "About it: " + headline(source), source,

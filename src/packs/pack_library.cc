@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -59,9 +60,9 @@ std::vector<std::string> quoted_includes(const std::string& source) {
 
 }  // namespace
 
-std::string default_packs_dir() {
-  if (const char* env = std::getenv("PTXBENCH_PACKS_DIR"); env && *env) return env;
-  return std::string(PTXB_SOURCE_DIR) + "/packs";
+Result<std::string> default_packs_dir() {
+  if (const char* env = std::getenv("PTXBENCH_PACKS_DIR"); env && *env) return std::string(env);
+  return data_subdir("packs");
 }
 
 Result<PackLibrary> PackLibrary::load(const std::string& packs_dir) {

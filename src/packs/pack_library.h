@@ -104,7 +104,7 @@ class PackLibrary {
   std::map<std::string, std::size_t> tag_index_;
 };
 
-// $PTXBENCH_PACKS_DIR if set, else the repository's packs/ (PTXB_SOURCE_DIR "/packs").
-std::string default_packs_dir();
+// $PTXBENCH_PACKS_DIR if set, else the data folder's packs/ (core/install_layout.h).
+Result<std::string> default_packs_dir();
 
 }  // namespace ptxb

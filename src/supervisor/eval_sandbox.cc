@@ -6,10 +6,11 @@
 #include <cstdlib>
 
 #include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/strings.h"
-#include "supervisor/eval_backend.h"
 #include "sandbox/blocked_syscall.h"
 #include "sandbox/sandbox_report.h"
+#include "supervisor/eval_backend.h"
 
 namespace ptxb {
 namespace {
@@ -22,7 +23,7 @@ std::vector<std::string> library_dirs() {
   std::vector<std::string> dirs;
   if (const char* path = std::getenv("LD_LIBRARY_PATH"))
     for (const auto& dir : split(path, ':')) dirs.push_back(dir);
-  const std::string cuda = PTXB_CUDA_ROOT;
+  const std::string cuda = cuda_root();
   for (const std::string& dir :
        {cuda + "/lib64", cuda + "/targets/x86_64-linux/lib", std::string("/usr/local/cuda/lib64"),
         std::string("/usr/lib/x86_64-linux-gnu"), std::string("/lib/x86_64-linux-gnu"),

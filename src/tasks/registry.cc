@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/strings.h"
 #include "tasks/manifest.h"
 #include "trace/schema_json.h"
@@ -30,13 +31,14 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string builtin_tasks_dir() {
-  if (const char* env = std::getenv("PTXBENCH_BUILTIN_TASKS"); env && *env) return env;
-  return std::string(PTXB_SOURCE_DIR) + "/tasks";
+Result<std::string> builtin_tasks_dir() {
+  if (const char* env = std::getenv("PTXBENCH_BUILTIN_TASKS"); env && *env) return std::string(env);
+  return data_subdir("tasks");
 }
 
 Result<TaskRegistry> TaskRegistry::load(const std::vector<std::string>& extra_dirs) {
-  std::vector<std::string> dirs = {builtin_tasks_dir()};
+  PTXB_ASSIGN_OR_RETURN(std::string builtin, builtin_tasks_dir());
+  std::vector<std::string> dirs = {builtin};
   dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
   return load_sets(dirs);
 }

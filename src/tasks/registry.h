@@ -33,7 +33,8 @@ class TaskRegistry {
   std::vector<Task> tasks_;
 };
 
-// $PTXBENCH_BUILTIN_TASKS if set, else PTXB_SOURCE_DIR "/tasks".
-std::string builtin_tasks_dir();
+// $PTXBENCH_BUILTIN_TASKS if set, else the data folder's tasks/ (core/install_layout.h); the
+// error names every place searched.
+Result<std::string> builtin_tasks_dir();
 
 }  // namespace ptxb

@@ -15,7 +15,7 @@ namespace {
 
 const TaskRegistry& builtin() {
   static const TaskRegistry registry = [] {
-    auto loaded = TaskRegistry::load_sets({builtin_tasks_dir()});
+    auto loaded = TaskRegistry::load_sets({builtin_tasks_dir().value()});
     EXPECT_TRUE(loaded.ok()) << loaded.error().message;
     return loaded.ok() ? std::move(loaded).value() : TaskRegistry();
   }();

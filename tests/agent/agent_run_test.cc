@@ -73,7 +73,7 @@ class AgentRun : public ::testing::Test {
     auto registry = TaskRegistry::load({});
     ASSERT_TRUE(registry.ok()) << registry.error().message;
     registry_.emplace(std::move(registry).value());
-    auto packs = PackLibrary::load(default_packs_dir());
+    auto packs = PackLibrary::load(default_packs_dir().value());
     ASSERT_TRUE(packs.ok()) << packs.error().message;
     packs_.emplace(std::move(packs).value());
     auto dir = make_temp_directory("ptxb-agent-test");
@@ -393,19 +393,33 @@ TEST_F(AgentRun, OverHttpNoCodeSeveralBlocksAndContextWindow) {
 }
 
 TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
-  auto replay = ReplayModel::load(default_replay_dir());
+  auto replay = ReplayModel::load(default_replay_dir().value());
   ASSERT_TRUE(replay.ok()) << replay.error().message;
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 1).value(),
+  EXPECT_EQ(replay.value()->kernel_variant("gemm_n7168_k5120", 1)->describe(),
             "gemm_n7168_k5120/rung1_tma_wgmma.cu");
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 2).value(),
+  EXPECT_EQ(replay.value()->kernel_variant("gemm_n7168_k5120", 2)->describe(),
             "gemm_n7168_k5120/rung3_cluster_multicast.cu");
-  EXPECT_EQ(replay.value()->kernel_path("gemm_n7168_k5120", 8).value(),
+  EXPECT_EQ(replay.value()->kernel_variant("gemm_n7168_k5120", 8)->describe(),
             "gemm_n7168_k5120/rung3_cluster_multicast.cu");
-  // Every paper-h100 task has a kernel to replay.
+  // Causal tasks are their base task's sources with PTXB_CAUSAL=1 in front, not copies.
+  EXPECT_EQ(replay.value()->kernel_variant("mha_with_lse_d128_causal", 2)->describe(),
+            "mha_with_lse_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1");
+  auto forward =
+      read_file(default_replay_dir().value() + "/mha_with_lse_d128/rung2_warp_specialized.cu", 1 << 20);
+  ASSERT_TRUE(forward.ok());
+  EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d128_causal", 2).value(),
+            "#define PTXB_CAUSAL 1\n" + forward.value());
+  // Every paper-h100 task has a kernel to replay, one self-contained file: the shared backward
+  // header is inlined, no local include is left.
   auto registry = TaskRegistry::load({});
   ASSERT_TRUE(registry.ok());
-  for (const Task* task : registry->list("paper-h100"))
-    EXPECT_TRUE(replay.value()->kernel_path(task->name, 1).ok()) << task->name;
+  for (const Task* task : registry->list("paper-h100")) {
+    auto source = replay.value()->kernel_source(task->name, 1);
+    ASSERT_TRUE(source.ok()) << task->name;
+    EXPECT_EQ(source->find("bwd_common.cuh\""), std::string::npos) << task->name;
+  }
+  EXPECT_NE(replay.value()->kernel_source("mha_bwd_d128_causal", 2)->find("float* dr_scratch("),
+            std::string::npos);
 
   std::vector<ChatMessage> conversation = {{"system", "sys"},
                                            {"user", "# Task: mha_bwd_d128\n\nWrite it."}};
@@ -413,9 +427,7 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   ASSERT_TRUE(first.ok()) << first.error().message;
   const ExtractedKernel extracted = extract_kernel(first->content);
   ASSERT_TRUE(extracted.found) << extracted.no_code_reason;
-  auto file = read_file(default_replay_dir() + "/mha_bwd_d128/rung1_tma_wgmma.cu", 1 << 20);
-  ASSERT_TRUE(file.ok());
-  EXPECT_EQ(extracted.source, file.value());
+  EXPECT_EQ(extracted.source, replay.value()->kernel_source("mha_bwd_d128", 1).value());
   EXPECT_NE(first->content.find("Turn 1 (replay)"), std::string::npos);
   EXPECT_GT(first->usage.prompt, 0);
 
@@ -424,7 +436,7 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   auto second = replay.value()->complete(conversation);
   ASSERT_TRUE(second.ok());
   EXPECT_NE(second->content.find("Turn 2 (replay)"), std::string::npos);
-  auto rung2 = read_file(default_replay_dir() + "/mha_bwd_d128/rung2_warp_specialized.cu", 1 << 20);
+  auto rung2 = replay.value()->kernel_source("mha_bwd_d128", 2);
   ASSERT_TRUE(rung2.ok());
   EXPECT_EQ(extract_kernel(second->content).source, rung2.value());
   // Past the end of the list the replay repeats its last kernel, and says so.

@@ -14,7 +14,7 @@ class Experiment : public ::testing::Test {
     auto registry = TaskRegistry::load({});
     ASSERT_TRUE(registry.ok());
     registry_.emplace(std::move(registry).value());
-    auto packs = PackLibrary::load(default_packs_dir());
+    auto packs = PackLibrary::load(default_packs_dir().value());
     ASSERT_TRUE(packs.ok());
     packs_.emplace(std::move(packs).value());
   }

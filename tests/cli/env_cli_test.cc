@@ -31,6 +31,9 @@ TEST(EnvCli, JsonNamesEveryToolLibraryAndTheGpuState) {
   EXPECT_TRUE(env["libraries"].contains("cudnn"));
   EXPECT_TRUE(env["gpu"]["gpus"].is_array());
   EXPECT_TRUE(env["missing"].is_array());
+  // Where the data and the helpers were found: the build tree's (core/install_layout.h).
+  EXPECT_TRUE(env["install"]["data"].contains("path")) << env["install"].dump();
+  EXPECT_TRUE(env["install"]["helpers"].contains("path")) << env["install"].dump();
   // Without a GPU the probe must say so instead of failing.
   if (env["gpu"]["gpus"].empty()) {
     bool says_no_gpu = false;

@@ -68,6 +68,33 @@ TEST(TasksCli, UnknownTaskIsOneLineErrorWithSuggestion) {
   EXPECT_EQ(split_lines(trim(result.stderr_text)).size(), 1u);
 }
 
+TEST(TasksCli, SolutionPrintsWhatReplayAnswers) {
+  // Default: the last turn, the fastest rung; a causal task renders its base file with the define.
+  auto last = run_cli({"tasks", "solution", "mha_with_lse_d128_causal"});
+  ASSERT_EQ(last.exit_code, 0) << last.stderr_text;
+  auto file = read_file(
+      std::string(PTXB_SOURCE_DIR) + "/solutions/mha_with_lse_d128/rung2_warp_specialized.cu",
+      1 << 20);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(last.stdout_text, "#define PTXB_CAUSAL 1\n" + file.value());
+  auto first = run_cli({"tasks", "solution", "mha_bwd_d128", "--turn", "1"});
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_TRUE(contains(first.stdout_text, "rung 1"));
+  EXPECT_FALSE(contains(first.stdout_text, "#include \"bwd_common.cuh\""));  // inlined
+
+  auto list = run_cli({"tasks", "solution", "mha_bwd_d128_causal", "--list"});
+  ASSERT_EQ(list.exit_code, 0) << list.stderr_text;
+  EXPECT_EQ(list.stdout_text,
+            "mha_bwd_d128_causal 1 mha_bwd_d128/rung1_tma_wgmma.cu with PTXB_CAUSAL=1\n"
+            "mha_bwd_d128_causal 2 mha_bwd_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1\n");
+  auto past = run_cli({"tasks", "solution", "mha_bwd_d128", "--turn", "3"});
+  EXPECT_EQ(past.exit_code, 1);
+  EXPECT_TRUE(contains(past.stderr_text, "lists 2 replay turn(s), not 3")) << past.stderr_text;
+  auto unknown = run_cli({"tasks", "solution", "gqa_ragged_prefill_causal_h32_kv4_d128"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(contains(unknown.stderr_text, "no replay kernel for task")) << unknown.stderr_text;
+}
+
 TEST(TasksCli, UnknownSuiteFails) {
   auto result = run_cli({"tasks", "list", "--suite", "paper-h999"});
   EXPECT_EQ(result.exit_code, 1);

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../support/tree_paths.h"
 #include "core/fs.h"
 #include "core/json_io.h"
 #include "core/process.h"
@@ -30,19 +31,14 @@ Outcome eval_variant(int variant, const std::vector<std::string>& extra = {}) {
   auto dir = make_temp_directory("ptxb-eval-gpu");
   EXPECT_TRUE(dir.ok());
   if (!dir.ok()) return out;
-  auto source = read_file(std::string(PTXB_TESTDATA_DIR) + "/eval/gemm_variants.cu", 1u << 20);
+  auto source = read_file(tree::testdata_dir() + "/eval/gemm_variants.cu", 1u << 20);
   EXPECT_TRUE(source.ok());
   const std::string path = *dir + "/kernel.cu";
   EXPECT_TRUE(
       write_file_atomic(path, fmt::format("#define PTXB_TEST_VARIANT {}\n", variant) + *source)
           .ok());
   ProcessSpec spec;
-  spec.argv = {gpu_test::sibling_binary(PTXB_CLI_PATH),
-               "eval",
-               path,
-               "--task",
-               "gemm_n7168_k5120",
-               "--json"};
+  spec.argv = {tree::cli(), "eval", path, "--task", "gemm_n7168_k5120", "--json"};
   spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
   spec.timeout = std::chrono::seconds(600);
   spec.output_cap_bytes = 64u << 20;

@@ -1,7 +1,7 @@
 // GPU tests of the candidate runner (label gpu; run on the H200). The test process plays the
 // supervisor: it owns the buffers, exports them by CUDA IPC, spawns build/ptxbench-runner over a
-// socketpair (supervisor/runner_client.h) and checks the runner's facts. Candidates are built at test
-// time from testdata/runner/candidate.cu (four variants, compiled in parallel).
+// socketpair (supervisor/runner_client.h) and checks the runner's facts. Candidates are built at
+// test time from testdata/runner/candidate.cu (four variants, compiled in parallel).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/tree_paths.h"
 #include "core/fs.h"
 #include "core/json_io.h"
 #include "core/process.h"
@@ -46,7 +47,7 @@ class RunnerGpuTest : public ::testing::Test {
     auto dir = make_temp_directory("ptxb-runner-test");
     ASSERT_TRUE(dir.ok()) << dir.error().message;
     work_dir_ = *dir;
-    const std::string source = std::string(PTXB_TESTDATA_DIR) + "/runner/candidate.cu";
+    const std::string source = tree::testdata_dir() + "/runner/candidate.cu";
     std::vector<std::future<Result<ProcessResult>>> builds;
     for (int v = 0; v < kVariantCount; ++v) {
       so_paths_[v] = work_dir_ + "/candidate_" + std::to_string(v) + ".so";
@@ -88,7 +89,7 @@ class RunnerGpuTest : public ::testing::Test {
   std::unique_ptr<RunnerClient> start_runner(int variant,
                                              std::vector<std::string> expected_modules = {}) {
     RunnerLaunchSpec spec;
-    spec.runner_path = gpu_test::sibling_binary(PTXB_RUNNER_PATH);
+    spec.runner_path = tree::runner();
     auto client = RunnerClient::spawn(spec);
     EXPECT_TRUE(client.ok()) << client.error().message;
     if (!client.ok()) return nullptr;
@@ -252,7 +253,7 @@ TEST_F(RunnerGpuTest, StickyErrorIsReportedByName) {
 
 TEST_F(RunnerGpuTest, MismatchedSignatureIsRefused) {
   RunnerLaunchSpec spec;
-  spec.runner_path = gpu_test::sibling_binary(PTXB_RUNNER_PATH);
+  spec.runner_path = tree::runner();
   auto client = RunnerClient::spawn(spec);
   ASSERT_TRUE(client.ok());
   ASSERT_TRUE((*client)->hello(kTimeout).ok()) << (*client)->log();
@@ -274,8 +275,8 @@ TEST_F(RunnerGpuTest, SelfContainedModeMakesOneCall) {
                     {{"name", "n"}, {"i64", 4096}}})}};
   const std::string path = work_dir_ + "/params.json";
   ASSERT_TRUE(write_file_atomic(path, params.dump()).ok());
-  ProcessSpec spec{{gpu_test::sibling_binary(PTXB_RUNNER_PATH), "--self-contained", "--so",
-                    so_paths_[kCorrect], "--params-json", path}};
+  ProcessSpec spec{
+      {tree::runner(), "--self-contained", "--so", so_paths_[kCorrect], "--params-json", path}};
   spec.timeout = std::chrono::seconds(60);
   auto result = SystemProcessRunner().run(spec);
   ASSERT_TRUE(result.ok());
@@ -293,7 +294,7 @@ TEST_F(RunnerGpuTest, SelfContainedModeMakesOneCall) {
 
 TEST_F(RunnerGpuTest, MalformedMessageEndsTheRunner) {
   RunnerLaunchSpec spec;
-  spec.runner_path = gpu_test::sibling_binary(PTXB_RUNNER_PATH);
+  spec.runner_path = tree::runner();
   auto client = RunnerClient::spawn(spec);
   ASSERT_TRUE(client.ok());
   auto reply = (*client)->request("bind", Json{{"buffers", "nope"}},

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
+#include "../support/tree_paths.h"
 #include "core/fs.h"
 #include "core/json_io.h"
 #include "core/process.h"
@@ -22,12 +23,10 @@ bool have_gpu() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-// `ptxbench` as built, or next to this test binary when the binaries were carried to the GPU
-// machine in one folder (scripts/device_carry.sh); ptxbench-sandbox must sit beside it.
+// `ptxbench` as built, or $PTXB_CLI_PATH (an installed copy: scripts/gpu_check.sh); it finds
+// ptxbench-sandbox in its helpers folder.
 std::string cli_path() {
-  if (path_exists(PTXB_CLI_PATH)) return PTXB_CLI_PATH;
-  const std::string self = canonical_path("/proc/self/exe");
-  return self.substr(0, self.rfind('/')) + "/ptxbench";
+  return tree::cli();
 }
 
 Json eval_json(const std::string& kernel, const std::vector<std::string>& extra) {
@@ -61,7 +60,7 @@ class SandboxGpu : public ::testing::Test {
 
 TEST_F(SandboxGpu, SolutionPassesSandboxedWithNcuAndTheSanitizer) {
   const std::string kernel =
-      std::string(PTXB_SOURCE_DIR) + "/solutions/gemm_n7168_k5120/rung2_warp_specialized.cu";
+      tree::source_dir() + "/solutions/gemm_n7168_k5120/rung2_warp_specialized.cu";
   const Json r = eval_json(kernel, {"--sanitize"});
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r.value("status", ""), "PASSED") << summary(r);
@@ -83,7 +82,7 @@ TEST_F(SandboxGpu, SolutionPassesSandboxedWithNcuAndTheSanitizer) {
 }
 
 TEST_F(SandboxGpu, RawSocketCallOfTheCandidateIsTrapped) {
-  auto source = read_file(std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu", 1u << 20);
+  auto source = read_file(tree::source_dir() + "/examples/gemm_simt.cu", 1u << 20);
   ASSERT_TRUE(source.ok());
   // The example's `run` becomes a helper; the new `run` makes socket(AF_INET, SOCK_STREAM, 0)
   // through the syscall instruction (x86-64: rax 41), then computes C only if it got a socket.

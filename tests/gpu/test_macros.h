@@ -18,23 +18,3 @@
   ASSERT_TRUE(PTXB_CONCAT(test_result_, __LINE__).ok())       \
       << PTXB_CONCAT(test_result_, __LINE__).error().message; \
   decl = std::move(PTXB_CONCAT(test_result_, __LINE__)).value()
-
-#include <filesystem>
-#include <string>
-
-namespace ptxb::gpu_test {
-
-// A project binary for the GPU tests: the copy next to the running test binary when there is
-// one (the H200 runs binaries carried in .devcarry/bin, where build/ does not exist), else the
-// build-tree path compiled in.
-inline std::string sibling_binary(const std::string& built_path) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto sibling = self.parent_path() / std::filesystem::path(built_path).filename();
-    if (std::filesystem::exists(sibling, ec)) return sibling.string();
-  }
-  return built_path;
-}
-
-}  // namespace ptxb::gpu_test

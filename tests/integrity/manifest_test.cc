@@ -13,6 +13,7 @@
 #include <string_view>
 #include <thread>
 
+#include "../support/tree_paths.h"
 #include "compile/toolchain.h"
 #include "core/process.h"
 #include "core/strings.h"
@@ -24,7 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kManifest = std::string(PTXB_TESTDATA_DIR) + "/integrity/expected.json";
+const std::string kManifest = tree::testdata_dir() + "/integrity/expected.json";
 
 Manifest load() {
   auto m = load_manifest(kManifest);
@@ -148,7 +149,7 @@ TEST(IntegrityManifest, TheSuiteCoversTheIssuesExploitsAndPaperTasks) {
 }
 
 TEST(IntegrityManifest, DocsListEveryIntegrityReasonAndSandboxMechanism) {
-  auto doc = read_file(std::string(PTXB_SOURCE_DIR) + "/docs/integrity.md", 1u << 20);
+  auto doc = read_file(tree::source_dir() + "/docs/integrity.md", 1u << 20);
   ASSERT_TRUE(doc.ok());
   ASSERT_NE(doc->find("## Integrity checks"), std::string::npos);
   for (const auto& r : reason::verdict_reasons())
@@ -166,7 +167,7 @@ struct CompileRun {
 
 // `ptxbench compile` of the kernels, in parallel; the compile cache makes reruns cheap. By
 // default only the entries the static checks must reject (what a GPU-less CI can verify): the
-// whole suite is 48 nvcc builds, about 6 minutes on 2 cores. scripts/integrity_suite.sh runs
+// whole suite is 48 nvcc builds, about 6 minutes on 2 cores. `scripts/gpu_check.sh integrity` runs
 // every entry on the device (PTXB_INTEGRITY_COMPILE=all, its CLI in PTXB_INTEGRITY_CLI).
 TEST(IntegrityManifest, EveryKernelCompilesOrIsForbiddenAsStated) {
   SystemProcessRunner probe_runner;
@@ -174,10 +175,11 @@ TEST(IntegrityManifest, EveryKernelCompilesOrIsForbiddenAsStated) {
   const char* scope_env = std::getenv("PTXB_INTEGRITY_COMPILE");
   const bool all = scope_env != nullptr && std::string_view(scope_env) == "all";
   const char* cli_env = std::getenv("PTXB_INTEGRITY_CLI");
-  const std::string cli = cli_env != nullptr && *cli_env != '\0' ? cli_env : PTXB_CLI_PATH;
+  const std::string cli = cli_env != nullptr && *cli_env != '\0' ? cli_env : tree::cli();
   if (!all)
-    std::cout << "compiling only the entries expected FORBIDDEN at compile time; "
-                 "PTXB_INTEGRITY_COMPILE=all (scripts/integrity_suite.sh) compiles every entry\n";
+    std::cout
+        << "compiling only the entries expected FORBIDDEN at compile time; "
+           "PTXB_INTEGRITY_COMPILE=all (scripts/gpu_check.sh integrity) compiles every entry\n";
   Manifest m = load();
   std::map<std::string, const Entry*> by_key;
   std::vector<CompileRun> runs;

@@ -1,7 +1,8 @@
 // The adversarial suite on a GPU: every entry of testdata/integrity/expected.json through the
 // real `ptxbench eval`, its verdict compared with the manifest. Skipped unless
-// PTXB_INTEGRITY_SUITE=1: scripts/integrity_suite.sh sets it on the H200 (with the carried
-// binaries, the canary and the output folder) and fits the whole run in one 10-minute command.
+// PTXB_INTEGRITY_SUITE=1: `scripts/gpu_check.sh integrity` sets it on the H200 (with the
+// installed binaries, the canary and the output folder) and fits the whole run in one 10-minute
+// command.
 //
 // Environment: PTXB_INTEGRITY_SUITE=1 (run), PTXB_INTEGRITY_CLI (ptxbench; default the one this
 // binary was built with), PTXB_INTEGRITY_OUT (results.json, results.md; default a temp dir),
@@ -20,6 +21,7 @@
 #include <set>
 #include <thread>
 
+#include "../support/tree_paths.h"
 #include "core/process.h"
 #include "core/strings.h"
 #include "integrity_manifest.h"
@@ -48,8 +50,10 @@ struct Row {
 
 // Files write_outside_scratch.cu tries to create; any that exists is a hole.
 std::vector<std::string> marker_paths(const std::string& cli) {
+  // Next to the runner: beside ptxbench in a build tree, in libexec/ptxbench in an install.
+  const std::string bin = fs::path(cli).parent_path().string();
   std::vector<std::string> paths = {
-      fs::path(cli).parent_path().string() + "/ptxbench_exploit_marker",
+      bin + "/ptxbench_exploit_marker", bin + "/../libexec/ptxbench/ptxbench_exploit_marker",
       "/var/tmp/ptxbench_exploit_marker", "/root/.ptxbench_exploit_marker"};
   return paths;
 }
@@ -57,7 +61,7 @@ std::vector<std::string> marker_paths(const std::string& cli) {
 class Suite {
  public:
   Suite() {
-    cli_ = env_or("PTXB_INTEGRITY_CLI", PTXB_CLI_PATH);
+    cli_ = env_or("PTXB_INTEGRITY_CLI", tree::cli());
     sandbox_ = env_or("PTXB_INTEGRITY_SANDBOX", "0") == "1";
     canary_ = env_or("PTXB_INTEGRITY_CANARY", "");
     for (const auto& id : split(env_or("PTXB_INTEGRITY_ONLY", ""), ','))
@@ -179,8 +183,8 @@ std::string markdown(const std::vector<Row>& rows, bool sandbox) {
 
 TEST(IntegritySuiteOnGpu, EveryEntryGetsItsExpectedVerdict) {
   if (env_or("PTXB_INTEGRITY_SUITE", "") != "1")
-    GTEST_SKIP() << "GPU run of the adversarial suite: scripts/integrity_suite.sh on the H200";
-  auto manifest = load_manifest(std::string(PTXB_TESTDATA_DIR) + "/integrity/expected.json");
+    GTEST_SKIP() << "GPU run of the adversarial suite: scripts/gpu_check.sh integrity on the H200";
+  auto manifest = load_manifest(tree::testdata_dir() + "/integrity/expected.json");
   ASSERT_TRUE(manifest.ok()) << manifest.error().message;
   Suite suite;
   suite.precompile(*manifest);

@@ -18,8 +18,8 @@
 namespace ptxb {
 namespace {
 
-// The binaries as built, or next to this test binary when it was carried elsewhere
-// (scripts/device_carry.sh copies them into one folder).
+// The binaries as built, or next to this test binary when it was carried elsewhere with them
+// in one folder.
 std::string beside_test(const char* built) {
   if (path_exists(built)) return built;
   const std::string self = canonical_path("/proc/self/exe");

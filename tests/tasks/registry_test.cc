@@ -13,7 +13,7 @@ namespace {
 
 const TaskRegistry& builtin() {
   static const TaskRegistry registry = [] {
-    auto loaded = TaskRegistry::load_sets({builtin_tasks_dir()});
+    auto loaded = TaskRegistry::load_sets({builtin_tasks_dir().value()});
     EXPECT_TRUE(loaded.ok()) << loaded.error().message;
     return loaded.ok() ? std::move(loaded).value() : TaskRegistry();
   }();
@@ -111,14 +111,14 @@ TEST(Registry, UnknownTaskSuggestsCloseNames) {
 }
 
 TEST(Registry, DuplicateTaskAcrossSetsIsAnError) {
-  auto twice = TaskRegistry::load_sets({builtin_tasks_dir(), builtin_tasks_dir()});
+  auto twice = TaskRegistry::load_sets({builtin_tasks_dir().value(), builtin_tasks_dir().value()});
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.error().message.find("task 'gemm_n7168_k5120' is already defined by the set in"),
             std::string::npos);
 }
 
 TEST(Registry, ManifestErrorsNamePathAndProblem) {
-  TraceSetLoad load = load_trace_set(builtin_tasks_dir());
+  TraceSetLoad load = load_trace_set(builtin_tasks_dir().value());
   ASSERT_TRUE(load.diagnostics.ok());
   auto manifest = parse_trace_json(R"({"format": "ptxbench-tasks/1", "tasks": [
     {"name": "t", "suites": ["s"], "definition": "gemm_n7168_k5120", "workload_uuid": "nope",
@@ -148,9 +148,9 @@ TEST(Registry, ManifestErrorsNamePathAndProblem) {
 
 TEST(Registry, BuiltinDirFollowsEnvironment) {
   ::setenv("PTXBENCH_BUILTIN_TASKS", "/tmp/elsewhere", 1);
-  EXPECT_EQ(builtin_tasks_dir(), "/tmp/elsewhere");
+  EXPECT_EQ(builtin_tasks_dir().value(), "/tmp/elsewhere");
   ::unsetenv("PTXBENCH_BUILTIN_TASKS");
-  EXPECT_EQ(builtin_tasks_dir(), std::string(PTXB_SOURCE_DIR) + "/tasks");
+  EXPECT_EQ(builtin_tasks_dir().value(), std::string(PTXB_SOURCE_DIR) + "/tasks");
 }
 
 TEST(Registry, TaskJsonCarriesSignatureAndCosts) {
