@@ -119,7 +119,11 @@ Result<int> run_show(const GlobalOptions& globals, const std::string& name, bool
 // model answers it, so scripts and users compile or evaluate the same single file; `list` prints
 // the variants instead ("TASK TURN VARIANT" lines, every task when `name` is empty).
 Result<int> run_solution(const std::string& dir, const std::string& name, int turn, bool list) {
-  PTXB_ASSIGN_OR_RETURN(auto replay, ReplayModel::load(dir.empty() ? default_replay_dir() : dir));
+  std::string replay_dir = dir;
+  if (replay_dir.empty()) {
+    PTXB_ASSIGN_OR_RETURN(replay_dir, default_replay_dir());
+  }
+  PTXB_ASSIGN_OR_RETURN(auto replay, ReplayModel::load(replay_dir));
   const auto counts = replay->turn_counts();
   if (list) {
     for (const auto& [task, count] : counts) {
