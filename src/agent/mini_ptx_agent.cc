@@ -5,6 +5,7 @@
 #include "agent/kernel_extract.h"
 #include "core/clock.h"
 #include "core/fs.h"
+#include "core/json_fields.h"
 #include "core/version.h"
 #include "eval/feedback.h"
 
@@ -35,6 +36,42 @@ std::vector<ChatMessage> chat_messages(const std::vector<Json>& messages) {
   // expose it reject or ignore it in the history).
   for (const auto& m : messages) chat.push_back({m.value("role", ""), m.value("content", "")});
   return chat;
+}
+
+// Adds one committed turn (turns/<id>/turn<N>.json) to a resumed trajectory's state.
+Status restore_turn(const RunDirectory& dir, const std::string& id, int turn, const Json& detail,
+                    TrajectoryState& state) {
+  Json assistant, feedback, model, record;
+  std::optional<std::string> kernel_file;  // null when the reply held no kernel
+  FieldReader r(detail);
+  r.required("assistant_message", assistant).required("feedback_message", feedback);
+  r.required("model", model).required("record", record).optional("kernel_file", kernel_file);
+  PTXB_RETURN_IF_ERROR(r.status());
+  int attempts = 0;
+  Json usage;
+  FieldReader m(model, r.path_of("model"));
+  m.required("attempts", attempts).required("usage", usage);
+  PTXB_RETURN_IF_ERROR(m.status());
+  TokenUsage tokens;
+  FieldReader u(usage, m.path_of("usage"));
+  u.required("prompt", tokens.prompt).required("completion", tokens.completion);
+  u.required("reasoning", tokens.reasoning);
+  PTXB_RETURN_IF_ERROR(u.status());
+  PTXB_ASSIGN_OR_RETURN(TurnRecord last, TurnRecord::from_json(record));
+  state.messages.push_back(std::move(assistant));
+  state.messages.push_back(std::move(feedback));
+  state.api_calls += attempts;
+  state.tokens.prompt += tokens.prompt;
+  state.tokens.completion += tokens.completion;
+  state.tokens.reasoning += tokens.reasoning;
+  // The kernel itself may have been moved out of the run directory: then the next turn's
+  // prompt has no previous submission, as after a reply without code.
+  if (kernel_file) {
+    auto kernel = read_file(dir.kernel_file(id, turn), 16u << 20);
+    if (kernel.ok()) state.submission = kernel.value();
+  }
+  state.last_record = std::move(last);
+  return ok_status();
 }
 
 bool reached_target(const TurnRecord& record, const std::optional<double>& early_stop) {
@@ -142,28 +179,12 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
   for (int turn = 1; turn <= state.turns_done; ++turn) {
     auto detail = dir.read_turn_detail(plan.id, turn);
     if (!detail.ok()) return io_failure(detail.error());
-    const Json& d = detail.value();
     // Our own files, written by the loop below; a field missing or of another type means the
     // directory was edited or damaged.
-    try {
-      state.messages.push_back(d.at("assistant_message"));
-      state.messages.push_back(d.at("feedback_message"));
-      const Json& model_json = d.at("model");
-      state.api_calls += model_json.at("attempts").get<int>();
-      const Json& usage = model_json.at("usage");
-      state.tokens.prompt += usage.at("prompt").get<std::int64_t>();
-      state.tokens.completion += usage.at("completion").get<std::int64_t>();
-      state.tokens.reasoning += usage.at("reasoning").get<std::int64_t>();
-      if (d.at("kernel_file").is_string()) {
-        auto kernel = read_file(dir.kernel_file(plan.id, turn), 16u << 20);
-        if (kernel.ok()) state.submission = kernel.value();
-      }
-      auto record = TurnRecord::from_json(d.at("record"));
-      if (record.ok()) state.last_record = record.value();
-    } catch (const std::exception& e) {
-      return io_failure(
-          make_error("io", "{}: turn {} detail is damaged: {}", plan.id, turn, e.what()));
-    }
+    Status restored = restore_turn(dir, plan.id, turn, detail.value(), state);
+    if (!restored.ok())
+      return io_failure(make_error("io", "{}: turn {} detail is damaged: {}", plan.id, turn,
+                                   restored.error().message));
   }
   if (state.last_record && reached_target(*state.last_record, config_.early_stop_speedup))
     return end("target_reached", "");

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/fs.h"
+#include "core/json_fields.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -52,8 +53,10 @@ Result<std::unique_ptr<RunDirectory>> RunDirectory::open(const std::string& root
   resumed = path_exists(plan_path);
   if (resumed) {
     PTXB_ASSIGN_OR_RETURN(Json saved, read_json_file(plan_path));
-    const std::string difference = first_json_difference(saved.value("identity", Json(nullptr)),
-                                                         plan.identity(), "$.identity");
+    Json identity;
+    Status read = FieldReader(saved).required("identity", identity).status();
+    if (!read.ok()) return read.error().with_context(plan_path);
+    const std::string difference = first_json_difference(identity, plan.identity(), "$.identity");
     if (!difference.empty())
       return make_error("usage",
                         "{} holds another experiment ({}, saved vs asked); resume it with the "
@@ -83,9 +86,10 @@ Result<std::unique_ptr<RunDirectory>> RunDirectory::open(const std::string& root
 
 Result<Json> RunDirectory::saved_config(const std::string& root) {
   PTXB_ASSIGN_OR_RETURN(Json saved, read_json_file(root + "/plan.json"));
-  if (!saved.is_object() || !saved.contains("config"))
-    return make_error("parse", "{}/plan.json: $.config: missing", root);
-  return saved["config"];
+  Json config;
+  Status read = FieldReader(saved).required("config", config).status();
+  if (!read.ok()) return read.error().with_context(root + "/plan.json");
+  return config;
 }
 
 Status RunDirectory::load_turns() {

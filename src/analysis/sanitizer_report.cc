@@ -5,6 +5,7 @@
 #include <charconv>
 #include <optional>
 
+#include "core/json_fields.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -237,6 +238,38 @@ Json SanitizerReport::to_json() const {
               {"error_count", error_count},
               {"target_failed", target_failed},
               {"findings", findings_json}};
+}
+
+namespace {
+
+Result<SanitizerFinding> finding_from_json(const Json& json) {
+  SanitizerFinding f;
+  FieldReader r(json);
+  r.required("kind", f.kind).required("kernel", f.kernel).required("file", f.file);
+  r.required("line", f.line).required("thread", f.thread).required("block", f.block);
+  r.required("detail", f.detail).required("api_error", f.api_error);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return f;
+}
+
+}  // namespace
+
+Result<SanitizerReport> SanitizerReport::from_json(const Json& json) {
+  SanitizerReport report;
+  FieldReader r(json);
+  r.required("tool", report.tool).required("error_count", report.error_count);
+  r.required("target_failed", report.target_failed);
+  r.custom("findings", true, [&](const Json& v, const std::string& path) -> Status {
+    if (!v.is_array()) return make_error("parse", "{}: expected an array", path);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      auto finding = finding_from_json(v[i]);
+      if (!finding.ok()) return rebase_json_path(finding.error(), json_path_index(path, i));
+      report.findings.push_back(std::move(finding).value());
+    }
+    return ok_status();
+  });
+  PTXB_RETURN_IF_ERROR(r.status());
+  return report;
 }
 
 std::string SanitizerReport::summary(std::size_t max_findings) const {

@@ -43,6 +43,7 @@ struct SanitizerReport {
   bool target_failed = false;              // "Target application returned an error"
 
   Json to_json() const;
+  static Result<SanitizerReport> from_json(const Json& json);
   // Feedback for the model: a first line with the tool and the error count, then at most
   // `max_findings` lines like
   //   kernel.cu:89: Invalid __global__ write of size 2 bytes (thread (0,0,0) block (0,0,0)):

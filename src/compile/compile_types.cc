@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <string_view>
 
 #include "core/fs.h"
 #include "core/install_layout.h"
+#include "core/json_fields.h"
 
 namespace ptxb {
 
@@ -192,12 +195,58 @@ Json compile_result_to_json(const CompileResult& result) {
               {"log_truncated", result.log_truncated}};
 }
 
+namespace {
+
+// The parts whose encodings their own modules own (sass/, compile/toolchain, compile/forbidden),
+// read by a lenient from_json there: `read` wraps one as a FieldReader custom field.
+template <typename T, typename FromJson>
+auto lenient_part(T& out, FromJson from_json, const char* expected_type) {
+  return [&out, from_json, expected_type](const Json& v, const std::string& path) -> Status {
+    const bool object = std::string_view(expected_type) == "object";
+    if (object ? !v.is_object() : !v.is_array())
+      return make_error("parse", "{}: expected an {}", path, expected_type);
+    try {
+      out = from_json(v);
+    } catch (const nlohmann::json::exception& e) {
+      return make_error("parse", "{}: {}", path, e.what());
+    }
+    return ok_status();
+  };
+}
+
+Result<SourceDiagnostic> diagnostic_from_json(const Json& json) {
+  SourceDiagnostic d;
+  FieldReader r(json);
+  r.required("file", d.file).required("line", d.line);
+  r.required("severity", d.severity).required("message", d.message);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return d;
+}
+
+Status read_artifact(const Json& json, const std::string& path, CompileArtifact& artifact) {
+  FieldReader r(json, path);
+  r.required("directory", artifact.directory).required("arch", artifact.arch);
+  r.required("source_file", artifact.source_file);
+  r.required("trampoline_file", artifact.trampoline_file);
+  r.required("shared_object", artifact.shared_object).required("ptx_file", artifact.ptx_file);
+  r.required("cubin_files", artifact.cubin_files).required("sass_file", artifact.sass_file);
+  r.required("sha256", artifact.sha256);
+  r.custom("toolchain", true, lenient_part(artifact.toolchain, toolchain_info_from_json, "object"));
+  r.required("compile_command", artifact.compile_command);
+  r.required("link_command", artifact.link_command);
+  r.required("abi_signature", artifact.abi_signature).required("cache_key", artifact.cache_key);
+  return r.status();
+}
+
+}  // namespace
+
 Result<CompileResult> compile_result_from_json(const Json& json, const std::string& origin) {
-  if (!json.is_object())
-    return make_error("parse", "{}: compile result: expected an object", origin);
+  // `origin` is a JSON path ("$.compile") inside a larger document, or a file name.
+  const bool is_path = !origin.empty() && origin[0] == '$';
   CompileResult result;
-  try {
-    const std::string status = json.at("status").get<std::string>();
+  FieldReader r(json, is_path ? origin : "$");
+  r.custom("status", true, [&](const Json& v, const std::string& path) -> Status {
+    const std::string status = v.is_string() ? v.get<std::string>() : v.dump();
     if (status == "OK")
       result.status = CompileStatus::kOk;
     else if (status == "COMPILE_ERROR")
@@ -205,45 +254,44 @@ Result<CompileResult> compile_result_from_json(const Json& json, const std::stri
     else if (status == "FORBIDDEN")
       result.status = CompileStatus::kForbidden;
     else
-      return make_error("parse", "{}: $.status: unknown compile status '{}'", origin, status);
-    result.reason = json.value("reason", "");
-    result.message = json.value("message", "");
-    result.from_cache = json.value("from_cache", false);
-    for (const auto& d : json.value("diagnostics", Json::array()))
-      result.diagnostics.push_back(SourceDiagnostic{d.value("file", ""), d.value("line", 0),
-                                                    d.value("severity", ""),
-                                                    d.value("message", "")});
-    for (const auto& f : json.value("forbidden", Json::array()))
-      result.forbidden.push_back(forbidden_finding_from_json(f));
-    const Json stage_ms_json = json.value("stage_ms", Json::object());
-    for (const auto& [stage, ms] : stage_ms_json.items())
-      result.stage_ms.emplace_back(stage, ms.get<double>());
-    const Json a = json.value("artifact", Json::object());
-    CompileArtifact& artifact = result.artifact;
-    artifact.directory = a.value("directory", "");
-    artifact.arch = a.value("arch", "");
-    artifact.source_file = a.value("source_file", artifact.source_file);
-    artifact.trampoline_file = a.value("trampoline_file", artifact.trampoline_file);
-    artifact.shared_object = a.value("shared_object", artifact.shared_object);
-    artifact.ptx_file = a.value("ptx_file", artifact.ptx_file);
-    artifact.cubin_files = a.value("cubin_files", std::vector<std::string>{});
-    artifact.sass_file = a.value("sass_file", artifact.sass_file);
-    const Json sha256_json = a.value("sha256", Json::object());
-    for (const auto& [file, digest] : sha256_json.items())
-      artifact.sha256[file] = digest.get<std::string>();
-    artifact.toolchain = toolchain_info_from_json(a.value("toolchain", Json::object()));
-    artifact.compile_command = a.value("compile_command", std::vector<std::string>{});
-    artifact.link_command = a.value("link_command", std::vector<std::string>{});
-    artifact.abi_signature = a.value("abi_signature", "");
-    artifact.cache_key = a.value("cache_key", "");
-    result.ptxas = ptxas_report_from_json(json.value("ptxas", Json::object()));
-    result.sass = sass_summary_from_json(json.value("sass", Json::object()));
-    result.ptx_families = ptx_family_counts_from_json(json.value("ptx_families", Json::object()));
-    result.log = json.value("log", "");
-    result.log_truncated = json.value("log_truncated", false);
-  } catch (const nlohmann::json::exception& e) {
-    return make_error("parse", "{}: compile result: {}", origin, e.what());
-  }
+      return make_error("parse", "{}: unknown compile status '{}'", path, status);
+    return ok_status();
+  });
+  r.required("reason", result.reason).required("message", result.message);
+  r.required("from_cache", result.from_cache);
+  r.custom("diagnostics", true, [&](const Json& v, const std::string& path) -> Status {
+    if (!v.is_array()) return make_error("parse", "{}: expected an array", path);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      auto diagnostic = diagnostic_from_json(v[i]);
+      if (!diagnostic.ok()) return rebase_json_path(diagnostic.error(), json_path_index(path, i));
+      result.diagnostics.push_back(std::move(diagnostic).value());
+    }
+    return ok_status();
+  });
+  r.custom("forbidden", true, [&](const Json& v, const std::string& path) -> Status {
+    auto each = [](const Json& items) {
+      std::vector<ForbiddenFinding> out;
+      for (const auto& item : items) out.push_back(forbidden_finding_from_json(item));
+      return out;
+    };
+    return lenient_part(result.forbidden, each, "array")(v, path);
+  });
+  r.custom("stage_ms", true, [&](const Json& v, const std::string& path) -> Status {
+    std::map<std::string, double> stages;  // JSON object order is kept below
+    PTXB_RETURN_IF_ERROR(json_fields_detail::read_value(v, path, stages));
+    for (const auto& [name, ms] : v.items()) result.stage_ms.emplace_back(name, stages.at(name));
+    return ok_status();
+  });
+  r.custom("artifact", true, [&](const Json& v, const std::string& path) -> Status {
+    return read_artifact(v, path, result.artifact);
+  });
+  r.custom("ptxas", true, lenient_part(result.ptxas, ptxas_report_from_json, "object"));
+  r.custom("sass", true, lenient_part(result.sass, sass_summary_from_json, "object"));
+  r.custom("ptx_families", true,
+           lenient_part(result.ptx_families, ptx_family_counts_from_json, "object"));
+  r.required("log", result.log).required("log_truncated", result.log_truncated);
+  Status read = r.status();
+  if (!read.ok()) return is_path ? read.error() : read.error().with_context(origin);
   return result;
 }
 

@@ -85,7 +85,7 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   result.stage_ms.emplace_back("compile", std::chrono::duration<double, std::milli>(
                                               std::chrono::steady_clock::now() - compile_start)
                                               .count());
-  result.compile = compile_result_to_json(compiled);
+  result.compile = compiled;
   for (const auto& [family, count] : compiled.sass.family_totals)
     result.target_instructions.static_counts[family] = count;
   // Every outcome carries one workload entry, so --trace-out writes one trace per workload even
@@ -131,7 +131,7 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
 
   SupervisorJob job;
   job.request = request;
-  job.compile = result.compile;
+  job.compile = compiled;
   job.tasks_dirs = tasks_dirs;
   job.runner_path = tools.runner_path;
   job.reference_library_path = tools.reference_library_path;
@@ -166,9 +166,9 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   stages.insert(stages.end(), gpu.stage_ms.begin(), gpu.stage_ms.end());
   gpu.stage_ms = stages;
   gpu.compile = result.compile;
-  gpu.environment["supervisor_log"] = trim(ran->stderr_text).substr(0, 4000);
-  gpu.environment["tools"] = tools.to_json();
-  gpu.environment["gpu_probe"] = probe.to_json();
+  gpu.environment.supervisor_log = trim(ran->stderr_text).substr(0, 4000);
+  gpu.environment.tools = tools.to_json();
+  gpu.environment.gpu_probe = probe.to_json();
   return gpu;
 }
 

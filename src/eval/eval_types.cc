@@ -3,58 +3,61 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
+#include "core/json_fields.h"
 #include "core/sha256.h"
-#include "protocol/json_fields.h"
 
 namespace ptxb {
 namespace {
 
-using protocol_detail::get_string;
-using protocol_detail::require_object;
-
-// Strict on types for what the supervisor acts on; a wrong type is an error, not a default.
-template <typename T>
-Status read_optional(const Json& json, const char* key, T& out, const std::string& what) {
-  if (!json.contains(key)) return ok_status();
-  try {
-    out = json.at(key).get<T>();
-  } catch (const std::exception& e) {
-    return make_error("parse", "{}: field \"{}\": {}", what, key, e.what());
-  }
-  return ok_status();
+// Reads a number that may be non-finite: JSON has no NaN/Inf (nlohmann writes null); a NaN the
+// candidate wrote is a fact worth keeping, so non-finite values travel as the strings "NaN",
+// "Infinity", "-Infinity" (number_to_json). null, from an older writer, reads as NaN.
+auto finite_or_named(double& out) {
+  return [&out](const Json& v, const std::string& path) -> Status {
+    if (v.is_null()) {
+      out = std::numeric_limits<double>::quiet_NaN();
+    } else if (v.is_number()) {
+      out = v.get<double>();
+    } else if (v.is_string()) {
+      const std::string text = v.get<std::string>();
+      if (text == "Infinity")
+        out = std::numeric_limits<double>::infinity();
+      else if (text == "-Infinity")
+        out = -std::numeric_limits<double>::infinity();
+      else
+        out = std::numeric_limits<double>::quiet_NaN();
+    } else {
+      return make_error("parse", "{}: expected a number, got {}", path, v.type_name());
+    }
+    return ok_status();
+  };
 }
 
-// JSON has no NaN/Inf (nlohmann writes null); a NaN the candidate wrote is a fact worth keeping,
-// so non-finite values travel as the strings "NaN", "Infinity", "-Infinity".
+// A PtxbStatus name ("PASSED", ...): an unknown one is an error naming the field.
+auto status_name(PtxbStatus& out) {
+  return [&out](const Json& v, const std::string& path) -> Status {
+    if (!v.is_string()) return make_error("parse", "{}: expected a status name", path);
+    auto status = parse_ptxb_status(v.get<std::string>());
+    if (!status)
+      return make_error("parse", "{}: unknown status \"{}\"", path, v.get<std::string>());
+    out = *status;
+    return ok_status();
+  };
+}
+
+// JSON has no NaN/Inf (nlohmann writes null): see finite_or_named.
 Json number_to_json(double value) {
   if (std::isfinite(value)) return value;
   if (std::isnan(value)) return "NaN";
   return value > 0 ? "Infinity" : "-Infinity";
 }
 
-double number_from_json(const Json& json, const char* key, double fallback) {
-  if (!json.contains(key)) return fallback;
-  const Json& v = json[key];
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    const std::string text = v.get<std::string>();
-    if (text == "Infinity") return std::numeric_limits<double>::infinity();
-    if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
-    return std::numeric_limits<double>::quiet_NaN();
-  }
-  return std::numeric_limits<double>::quiet_NaN();  // null: written by an older writer for NaN
-}
-
 Json stage_list_to_json(const std::vector<std::pair<std::string, double>>& stages) {
   Json j = Json::object();
   for (const auto& [name, ms] : stages) j[name] = ms;
   return j;
-}
-
-PtxbStatus status_or(const Json& json, const char* key, PtxbStatus fallback) {
-  if (!json.contains(key) || !json[key].is_string()) return fallback;
-  return parse_ptxb_status(json[key].get<std::string>()).value_or(fallback);
 }
 
 }  // namespace
@@ -75,24 +78,20 @@ Json EvalOptions::to_json() const {
 }
 
 Result<EvalOptions> EvalOptions::from_json(const Json& json) {
+  // Options are a request's: every field is optional, defaulting to the member initialisers.
   EvalOptions o;
+  FieldReader r(json);
+  r.optional("seed", o.seed).optional("sanitize", o.sanitize);
+  r.optional("sanitizer_tool", o.sanitizer_tool).optional("ncu", o.ncu);
+  r.optional("trials", o.trials).optional("timing", o.timing);
+  r.optional("reference_as_candidate", o.reference_as_candidate);
+  r.optional("unsafe_no_sandbox", o.unsafe_no_sandbox);
+  r.optional("disable_static_checks", o.disable_static_checks);
+  r.optional("runner_start_timeout_seconds", o.runner_start_timeout_seconds);
+  r.optional("sanitizer_timeout_seconds", o.sanitizer_timeout_seconds);
+  r.optional("ncu_timeout_seconds", o.ncu_timeout_seconds);
+  PTXB_RETURN_IF_ERROR(r.status());
   const std::string what = "eval options";
-  if (!json.is_object()) return make_error("parse", "{}: expected an object", what);
-  PTXB_RETURN_IF_ERROR(read_optional(json, "seed", o.seed, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "sanitize", o.sanitize, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "sanitizer_tool", o.sanitizer_tool, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "ncu", o.ncu, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "trials", o.trials, what));
-  PTXB_RETURN_IF_ERROR(
-      read_optional(json, "reference_as_candidate", o.reference_as_candidate, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "unsafe_no_sandbox", o.unsafe_no_sandbox, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "disable_static_checks", o.disable_static_checks, what));
-  PTXB_RETURN_IF_ERROR(
-      read_optional(json, "runner_start_timeout_seconds", o.runner_start_timeout_seconds, what));
-  PTXB_RETURN_IF_ERROR(
-      read_optional(json, "sanitizer_timeout_seconds", o.sanitizer_timeout_seconds, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "ncu_timeout_seconds", o.ncu_timeout_seconds, what));
-  if (json.contains("timing")) o.timing = TimingPolicy::from_json(json["timing"]);
   static const std::vector<std::string> kTools = {"memcheck", "racecheck", "synccheck",
                                                   "initcheck"};
   if (std::find(kTools.begin(), kTools.end(), o.sanitizer_tool) == kTools.end())
@@ -114,16 +113,13 @@ Json EvalRequest::to_json() const {
 }
 
 Result<EvalRequest> EvalRequest::from_json(const Json& json) {
-  const std::string what = "eval request";
-  PTXB_RETURN_IF_ERROR(require_object(json, what));
   EvalRequest r;
-  PTXB_ASSIGN_OR_RETURN(r.task, get_string(json, "task", what));
-  PTXB_ASSIGN_OR_RETURN(r.source, get_string(json, "source", what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "arch", r.arch, what));
-  PTXB_RETURN_IF_ERROR(read_optional(json, "source_name", r.source_name, what));
-  if (json.contains("options")) {
-    PTXB_ASSIGN_OR_RETURN(r.options, EvalOptions::from_json(json["options"]));
-  }
+  FieldReader fields(json);
+  fields.required("task", r.task).required("source", r.source);
+  // Optional: the task's arch when absent or empty; "kernel.cu"; the default options.
+  fields.optional("arch", r.arch).optional("source_name", r.source_name);
+  fields.optional("options", r.options);
+  PTXB_RETURN_IF_ERROR(fields.status());
   return r;
 }
 
@@ -148,25 +144,28 @@ Json OutputCheck::to_json() const {
   return j;
 }
 
-OutputCheck OutputCheck::from_json(const Json& j) {
+Result<OutputCheck> OutputCheck::from_json(const Json& j) {
   OutputCheck c;
-  c.output = j.value("output", "");
-  c.trial = j.value("trial", 0);
-  c.set = j.value("set", 0);
-  c.num_elements = j.value("num_elements", std::int64_t{0});
-  c.num_failing = j.value("num_failing", std::int64_t{0});
-  c.max_abs_error = number_from_json(j, "max_abs_error", 0.0);
-  c.max_rel_error = number_from_json(j, "max_rel_error", 0.0);
-  c.matched_ratio = number_from_json(j, "matched_ratio", 1.0);
-  c.num_nonfinite_candidate = j.value("num_nonfinite_candidate", std::int64_t{0});
-  c.num_nonfinite_reference = j.value("num_nonfinite_reference", std::int64_t{0});
-  c.num_equal_poison = j.value("num_equal_poison", std::int64_t{0});
-  c.num_matched_cross_only = j.value("num_matched_cross_only", std::int64_t{0});
-  if (j.contains("first_failing") && j["first_failing"].is_object()) {
-    c.first_failing_index = j["first_failing"].value("index", std::int64_t{-1});
-    c.first_failing_candidate = number_from_json(j["first_failing"], "candidate", 0.0);
-    c.first_failing_reference = number_from_json(j["first_failing"], "reference", 0.0);
+  FieldReader r(j);
+  r.required("output", c.output).required("trial", c.trial).required("set", c.set);
+  r.required("num_elements", c.num_elements).required("num_failing", c.num_failing);
+  r.custom("max_abs_error", true, finite_or_named(c.max_abs_error));
+  r.custom("max_rel_error", true, finite_or_named(c.max_rel_error));
+  r.custom("matched_ratio", true, finite_or_named(c.matched_ratio));
+  r.required("num_nonfinite_candidate", c.num_nonfinite_candidate);
+  r.required("num_nonfinite_reference", c.num_nonfinite_reference);
+  r.required("num_equal_poison", c.num_equal_poison);
+  // Optional: absent in results written before the cross-checked reference existed (0).
+  r.optional("num_matched_cross_only", c.num_matched_cross_only);
+  // Optional: null when no element failed.
+  if (r.status().ok() && r.has("first_failing")) {
+    FieldReader first(j["first_failing"], r.path_of("first_failing"));
+    first.required("index", c.first_failing_index);
+    first.custom("candidate", true, finite_or_named(c.first_failing_candidate));
+    first.custom("reference", true, finite_or_named(c.first_failing_reference));
+    PTXB_RETURN_IF_ERROR(first.status());
   }
+  PTXB_RETURN_IF_ERROR(r.status());
   return c;
 }
 
@@ -176,12 +175,124 @@ Json Finding::to_json() const {
 
 Result<Finding> Finding::from_json(const Json& json) {
   Finding f;
-  auto status = parse_ptxb_status(json.value("status", ""));
-  if (!status) return make_error("parse", "finding: unknown status {}", json.value("status", ""));
-  f.status = *status;
-  f.reason = json.value("reason", "");
-  f.detail = json.value("detail", "");
+  FieldReader r(json);
+  r.custom("status", true, status_name(f.status));
+  r.required("reason", f.reason).required("detail", f.detail);
+  PTXB_RETURN_IF_ERROR(r.status());
   return f;
+}
+
+Json ReferenceRecord::to_json() const {
+  Json j{{"backend", backend}, {"forward_for_inputs", forward_for_inputs}};
+  if (measured_at) j["measured_at"] = *measured_at;
+  if (method) j["method"] = *method;
+  return j;
+}
+
+Result<ReferenceRecord> ReferenceRecord::from_json(const Json& json) {
+  ReferenceRecord r;
+  FieldReader f(json);
+  f.optional("backend", r.backend).optional("forward_for_inputs", r.forward_for_inputs);
+  f.optional("measured_at", r.measured_at).optional("method", r.method);
+  PTXB_RETURN_IF_ERROR(f.status());
+  return r;
+}
+
+Json GpuStateRecord::to_json() const {
+  Json j{{"before", before}};
+  if (after_timing) j["after_timing"] = after_timing->to_json();
+  j["noisy"] = noisy;
+  j["why"] = why;
+  return j;
+}
+
+Result<GpuStateRecord> GpuStateRecord::from_json(const Json& json) {
+  GpuStateRecord g;
+  FieldReader r(json);
+  r.required("before", g.before).optional("after_timing", g.after_timing);
+  r.required("noisy", g.noisy).required("why", g.why);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return g;
+}
+
+Json RunnerRecord::to_json() const {
+  // The order the evaluator learns them in.
+  Json j = Json::object();
+  if (gpu_state) j["gpu_state"] = gpu_state->to_json();
+  if (log) j["log"] = *log;
+  if (shutdown) j["shutdown"] = *shutdown;
+  if (exit) j["exit"] = *exit;
+  return j;
+}
+
+Result<RunnerRecord> RunnerRecord::from_json(const Json& json) {
+  RunnerRecord runner;
+  FieldReader r(json);
+  r.optional("log", runner.log).optional("gpu_state", runner.gpu_state);
+  r.optional("shutdown", runner.shutdown).optional("exit", runner.exit);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return runner;
+}
+
+Json RefreshRecord::to_json() const {
+  return Json{{"sample", sample}, {"set", set}, {"kind", kind}, {"device_ms", device_ms}};
+}
+
+Result<RefreshRecord> RefreshRecord::from_json(const Json& json) {
+  RefreshRecord refresh;
+  FieldReader r(json);
+  r.required("sample", refresh.sample).required("set", refresh.set);
+  r.required("kind", refresh.kind).required("device_ms", refresh.device_ms);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return refresh;
+}
+
+Json RevalidationRecord::to_json() const {
+  Json j{{"speedup", speedup}, {"threshold", threshold}, {"trials", trials}};
+  if (device_ms) j["device_ms"] = *device_ms;
+  if (passed) j["passed"] = *passed;
+  return j;
+}
+
+Result<RevalidationRecord> RevalidationRecord::from_json(const Json& json) {
+  RevalidationRecord v;
+  FieldReader r(json);
+  r.required("speedup", v.speedup).required("threshold", v.threshold);
+  r.required("trials", v.trials);
+  r.optional("device_ms", v.device_ms).optional("passed", v.passed);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return v;
+}
+
+Json IntegrityRecord::to_json() const {
+  Json j = Json::object();
+  if (refreshes) {
+    j["refreshes"] = Json::array();
+    for (const auto& refresh : *refreshes) j["refreshes"].push_back(refresh.to_json());
+  }
+  if (revalidation) j["revalidation"] = revalidation->to_json();
+  if (fresh_input) {
+    j["fresh_input_median_ms"] =
+        fresh_input->median_ms ? Json(*fresh_input->median_ms) : Json(nullptr);
+    j["fresh_input_slowdown_limit"] = fresh_input->slowdown_limit;
+    j["repeat_median_ms"] = fresh_input->repeat_median_ms;
+  }
+  return j;
+}
+
+Result<IntegrityRecord> IntegrityRecord::from_json(const Json& json) {
+  IntegrityRecord integrity;
+  FieldReader r(json);
+  r.optional("refreshes", integrity.refreshes).optional("revalidation", integrity.revalidation);
+  // The fresh-input figures are written together (fresh_input_median_ms may be null).
+  if (r.has("fresh_input_slowdown_limit")) {
+    FreshInputRecord& fresh = integrity.fresh_input.emplace();
+    r.optional("fresh_input_median_ms", fresh.median_ms);
+    r.required("fresh_input_slowdown_limit", fresh.slowdown_limit);
+    r.required("repeat_median_ms", fresh.repeat_median_ms);
+  }
+  PTXB_RETURN_IF_ERROR(r.status());
+  return integrity;
 }
 
 Json WorkloadEval::to_json() const {
@@ -203,42 +314,35 @@ Json WorkloadEval::to_json() const {
   j["reference_timing"] = reference_timing ? reference_timing->to_json() : Json(nullptr);
   j["speedup"] = speedup ? Json(*speedup) : Json(nullptr);
   j["physical_floor_ms"] = physical_floor_ms;
-  j["reference"] = reference;
-  j["runner"] = runner;
-  j["integrity"] = integrity;
+  j["reference"] = reference.to_json();
+  j["runner"] = runner.to_json();
+  j["integrity"] = integrity.to_json();
   j["flags"] = flags;
   return j;
 }
 
 Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   WorkloadEval w;
-  w.workload = j.value("workload", "");
-  w.workload_uuid = j.value("workload_uuid", "");
-  w.status = status_or(j, "status", PtxbStatus::kInfraError);
-  w.reason = j.value("reason", "");
-  w.message = j.value("message", "");
-  w.seed = j.value("seed", std::uint64_t{0});
-  if (j.contains("set_seeds")) w.set_seeds = j["set_seeds"].get<std::vector<std::uint64_t>>();
-  w.trials = j.value("trials", 0);
-  for (const auto& c : j.value("checks", Json::array()))
-    w.checks.push_back(OutputCheck::from_json(c));
-  const Json unwritten = j.value("unwritten", Json::object());  // items() must not outlive it
-  for (const auto& [name, count] : unwritten.items())
-    w.unwritten.emplace_back(name, count.get<std::int64_t>());
-  for (const auto& f : j.value("findings", Json::array())) {
-    PTXB_ASSIGN_OR_RETURN(Finding finding, Finding::from_json(f));
-    w.findings.push_back(finding);
-  }
-  if (j.contains("candidate_timing") && j["candidate_timing"].is_object())
-    w.candidate_timing = TimingStats::from_json(j["candidate_timing"]);
-  if (j.contains("reference_timing") && j["reference_timing"].is_object())
-    w.reference_timing = TimingStats::from_json(j["reference_timing"]);
-  if (j.contains("speedup") && j["speedup"].is_number()) w.speedup = j["speedup"].get<double>();
-  w.physical_floor_ms = j.value("physical_floor_ms", 0.0);
-  w.reference = j.value("reference", Json::object());
-  w.runner = j.value("runner", Json::object());
-  w.integrity = j.value("integrity", Json::object());
-  w.flags = j.value("flags", std::vector<std::string>{});
+  FieldReader r(j);
+  r.required("workload", w.workload).required("workload_uuid", w.workload_uuid);
+  r.custom("status", true, status_name(w.status));
+  r.required("reason", w.reason).required("message", w.message);
+  r.required("seed", w.seed).required("set_seeds", w.set_seeds).required("trials", w.trials);
+  r.required("checks", w.checks).required("findings", w.findings);
+  r.custom("unwritten", true, [&](const Json& v, const std::string& path) -> Status {
+    std::map<std::string, std::int64_t> counts;  // JSON object order is kept below
+    PTXB_RETURN_IF_ERROR(json_fields_detail::read_value(v, path, counts));
+    for (const auto& [name, count] : v.items()) w.unwritten.emplace_back(name, counts.at(name));
+    return ok_status();
+  });
+  // Optional: null when that side was not timed (a failure first, or no library reference).
+  r.optional("candidate_timing", w.candidate_timing);
+  r.optional("reference_timing", w.reference_timing);
+  r.optional("speedup", w.speedup);
+  r.required("physical_floor_ms", w.physical_floor_ms);
+  r.required("reference", w.reference).required("runner", w.runner);
+  r.required("integrity", w.integrity).required("flags", w.flags);
+  PTXB_RETURN_IF_ERROR(r.status());
   return w;
 }
 
@@ -246,17 +350,80 @@ Json TargetInstructionCheck::to_json() const {
   return Json{{"verdict", verdict},
               {"reason", reason},
               {"static", static_counts},
-              {"dynamic", dynamic},
+              {"dynamic", dynamic ? dynamic->to_json() : Json(nullptr)},
               {"cost_ms", cost_ms}};
 }
 
-TargetInstructionCheck TargetInstructionCheck::from_json(const Json& j) {
+Json SanitizerRecord::to_json() const {
+  Json j = report.to_json();
+  j["summary"] = summary;
+  return j;
+}
+
+Result<SanitizerRecord> SanitizerRecord::from_json(const Json& json) {
+  SanitizerRecord record;
+  PTXB_ASSIGN_OR_RETURN(record.report, SanitizerReport::from_json(json));
+  FieldReader r(json);
+  r.required("summary", record.summary);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return record;
+}
+
+Json RunnerInfo::to_json() const {
+  return Json{{"device_name", device_name},
+              {"cuda_runtime_version", cuda_runtime_version},
+              {"cuda_driver_version", cuda_driver_version},
+              {"cupti_version", cupti_version},
+              {"l2_bytes", l2_bytes},
+              {"l2_flush_bytes", l2_flush_bytes}};
+}
+
+Result<RunnerInfo> RunnerInfo::from_json(const Json& json) {
+  RunnerInfo info;
+  FieldReader r(json);
+  r.required("device_name", info.device_name);
+  r.required("cuda_runtime_version", info.cuda_runtime_version);
+  r.required("cuda_driver_version", info.cuda_driver_version);
+  r.required("cupti_version", info.cupti_version);
+  r.required("l2_bytes", info.l2_bytes).required("l2_flush_bytes", info.l2_flush_bytes);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return info;
+}
+
+Json EnvironmentRecord::to_json() const {
+  Json j = gpu ? gpu->to_json() : Json::object();
+  if (gpu_name) j["gpu_name"] = *gpu_name;
+  if (sandbox) j["sandbox"] = *sandbox;
+  if (runner) j["runner"] = runner->to_json();
+  if (supervisor_log) j["supervisor_log"] = *supervisor_log;
+  if (tools) j["tools"] = *tools;
+  if (gpu_probe) j["gpu_probe"] = *gpu_probe;
+  return j;
+}
+
+Result<EnvironmentRecord> EnvironmentRecord::from_json(const Json& json) {
+  EnvironmentRecord env;
+  FieldReader r(json);
+  PTXB_RETURN_IF_ERROR(r.status());
+  // The GPU's facts sit at the top level: present when the probe worked ("name" is one).
+  if (r.has("name")) {
+    PTXB_ASSIGN_OR_RETURN(env.gpu, DeviceFacts::from_json(json));
+  }
+  r.optional("gpu_name", env.gpu_name).optional("sandbox", env.sandbox);
+  r.optional("runner", env.runner).optional("supervisor_log", env.supervisor_log);
+  r.optional("tools", env.tools).optional("gpu_probe", env.gpu_probe);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return env;
+}
+
+Result<TargetInstructionCheck> TargetInstructionCheck::from_json(const Json& j) {
   TargetInstructionCheck t;
-  t.verdict = j.value("verdict", std::string(kInstNotRun));
-  t.reason = j.value("reason", "");
-  t.static_counts = j.value("static", Json::object());
-  t.dynamic = j.contains("dynamic") ? j["dynamic"] : Json(nullptr);
-  t.cost_ms = j.value("cost_ms", 0.0);
+  FieldReader r(j);
+  r.required("verdict", t.verdict).required("reason", t.reason);
+  r.required("static", t.static_counts).required("cost_ms", t.cost_ms);
+  // Optional: null unless Nsight Compute ran and its output parsed.
+  r.optional("dynamic", t.dynamic);
+  PTXB_RETURN_IF_ERROR(r.status());
   return t;
 }
 
@@ -272,42 +439,44 @@ Json EvalResult::to_json() const {
   j["workloads"] = Json::array();
   for (const auto& w : workloads) j["workloads"].push_back(w.to_json());
   j["target_instructions"] = target_instructions.to_json();
-  j["sanitizer"] = sanitizer;
-  j["environment"] = environment;
+  j["sanitizer"] = sanitizer ? sanitizer->to_json() : Json(nullptr);
+  j["environment"] = environment.to_json();
   j["stage_ms"] = stage_list_to_json(stage_ms);
   j["options"] = options.to_json();
   j["harness_version"] = harness_version;
   j["timestamp"] = timestamp;
-  j["compile"] = compile;
+  j["compile"] = compile ? compile_result_to_json(*compile) : Json(nullptr);
   return j;
 }
 
 Result<EvalResult> EvalResult::from_json(const Json& j) {
-  PTXB_RETURN_IF_ERROR(require_object(j, "eval result"));
   EvalResult r;
-  r.task = j.value("task", "");
-  r.arch = j.value("arch", "");
-  r.status = status_or(j, "status", PtxbStatus::kInfraError);
-  r.reason = j.value("reason", "");
-  r.message = j.value("message", "");
-  r.gpu_skipped = j.value("gpu_skipped", false);
-  r.gpu_skip_reason = j.value("gpu_skip_reason", "");
-  for (const auto& w : j.value("workloads", Json::array())) {
-    PTXB_ASSIGN_OR_RETURN(WorkloadEval workload, WorkloadEval::from_json(w));
-    r.workloads.push_back(std::move(workload));
-  }
-  if (j.contains("target_instructions"))
-    r.target_instructions = TargetInstructionCheck::from_json(j["target_instructions"]);
-  r.sanitizer = j.contains("sanitizer") ? j["sanitizer"] : Json(nullptr);
-  r.environment = j.value("environment", Json::object());
-  const Json stages = j.value("stage_ms", Json::object());
-  for (const auto& [name, ms] : stages.items()) r.stage_ms.emplace_back(name, ms.get<double>());
-  if (j.contains("options")) {
-    PTXB_ASSIGN_OR_RETURN(r.options, EvalOptions::from_json(j["options"]));
-  }
-  r.harness_version = j.value("harness_version", "");
-  r.timestamp = j.value("timestamp", "");
-  r.compile = j.contains("compile") ? j["compile"] : Json(nullptr);
+  FieldReader f(j);
+  f.required("task", r.task).required("arch", r.arch);
+  f.custom("status", true, status_name(r.status));
+  f.required("reason", r.reason).required("message", r.message);
+  f.required("gpu_skipped", r.gpu_skipped).required("gpu_skip_reason", r.gpu_skip_reason);
+  f.required("workloads", r.workloads).required("target_instructions", r.target_instructions);
+  // Optional: null unless compute-sanitizer ran.
+  f.optional("sanitizer", r.sanitizer);
+  f.required("environment", r.environment);
+  f.custom("stage_ms", true, [&](const Json& v, const std::string& path) -> Status {
+    std::map<std::string, double> stages;  // JSON object order is kept below
+    PTXB_RETURN_IF_ERROR(json_fields_detail::read_value(v, path, stages));
+    for (const auto& [name, ms] : v.items()) r.stage_ms.emplace_back(name, stages.at(name));
+    return ok_status();
+  });
+  f.required("options", r.options);
+  f.required("harness_version", r.harness_version).required("timestamp", r.timestamp);
+  // Optional: null in the supervisor's answer (the CLI owns the compile result).
+  f.custom("compile", false, [&](const Json& v, const std::string& path) -> Status {
+    if (v.is_null()) return ok_status();
+    auto compile = compile_result_from_json(v, path);
+    if (!compile.ok()) return compile.error();
+    r.compile = std::move(compile).value();
+    return ok_status();
+  });
+  PTXB_RETURN_IF_ERROR(f.status());
   return r;
 }
 
@@ -317,15 +486,13 @@ std::vector<Trace> EvalResult::traces(const std::string& definition, const Json&
   for (const auto& w : workloads) {
     const EvaluationStatus status = schema_status(w.status);
     Json libs = Json::object();
-    if (environment.contains("runner")) {
-      const Json& runner = environment["runner"];
-      libs["cuda_runtime"] = std::to_string(runner.value("cuda_runtime_version", 0));
-      libs["cuda_driver"] = std::to_string(runner.value("cuda_driver_version", 0));
+    if (environment.runner) {
+      libs["cuda_runtime"] = std::to_string(environment.runner->cuda_runtime_version);
+      libs["cuda_driver"] = std::to_string(environment.runner->cuda_driver_version);
     }
     Json evaluation{
         {"status", evaluation_status_name(status)},
-        {"environment",
-         {{"hardware", environment.value("gpu_name", std::string("none"))}, {"libs", libs}}},
+        {"environment", {{"hardware", environment.gpu_name.value_or("none")}, {"libs", libs}}},
         {"timestamp", timestamp},
         {"log", w.message}};
     // The schema ties the metric blocks to the status (trace/trace.cc).
@@ -350,7 +517,7 @@ std::vector<Trace> EvalResult::traces(const std::string& definition, const Json&
                               {"target_instructions", target_instructions.to_json()},
                               {"gpu_skipped", gpu_skipped},
                               {"gpu_skip_reason", gpu_skip_reason},
-                              {"environment", environment},
+                              {"environment", environment.to_json()},
                               {"stage_ms", stage_list_to_json(stage_ms)},
                               {"options", options.to_json()},
                               // Whether untrusted code ran in the sandbox (false only with
@@ -377,7 +544,7 @@ std::vector<Trace> EvalResult::traces(const std::string& definition, const Json&
 
 Json SupervisorJob::to_json() const {
   return Json{{"request", request.to_json()},
-              {"compile", compile},
+              {"compile", compile_result_to_json(compile)},
               {"tasks_dirs", tasks_dirs},
               {"runner_path", runner_path},
               {"reference_library_path", reference_library_path},
@@ -387,19 +554,22 @@ Json SupervisorJob::to_json() const {
 }
 
 Result<SupervisorJob> SupervisorJob::from_json(const Json& json) {
-  const std::string what = "supervisor job";
-  PTXB_RETURN_IF_ERROR(require_object(json, what));
   SupervisorJob job;
-  if (!json.contains("request")) return make_error("parse", "{}: missing \"request\"", what);
-  PTXB_ASSIGN_OR_RETURN(job.request, EvalRequest::from_json(json["request"]));
-  job.compile = json.value("compile", Json(nullptr));
-  if (json.contains("tasks_dirs"))
-    job.tasks_dirs = json["tasks_dirs"].get<std::vector<std::string>>();
-  PTXB_ASSIGN_OR_RETURN(job.runner_path, get_string(json, "runner_path", what));
-  job.reference_library_path = json.value("reference_library_path", "");
-  job.ncu_path = json.value("ncu_path", "");
-  job.sanitizer_path = json.value("sanitizer_path", "");
-  job.sandbox_path = json.value("sandbox_path", "");
+  FieldReader r(json);
+  r.required("request", job.request);
+  r.custom("compile", true, [&](const Json& v, const std::string& path) -> Status {
+    auto compile = compile_result_from_json(v, path);
+    if (!compile.ok()) return compile.error();
+    job.compile = std::move(compile).value();
+    return ok_status();
+  });
+  r.required("runner_path", job.runner_path);
+  // Optional: none given; "" = not available (the stages that need them say so).
+  r.optional("tasks_dirs", job.tasks_dirs);
+  r.optional("reference_library_path", job.reference_library_path);
+  r.optional("ncu_path", job.ncu_path).optional("sanitizer_path", job.sanitizer_path);
+  r.optional("sandbox_path", job.sandbox_path);
+  PTXB_RETURN_IF_ERROR(r.status());
   return job;
 }
 

@@ -7,14 +7,18 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "analysis/ncu_source.h"
+#include "analysis/sanitizer_report.h"
+#include "compile/compile_types.h"
 #include "core/json_io.h"
 #include "core/result.h"
+#include "eval/device_facts.h"
 #include "eval/timing_stats.h"
 #include "trace/trace.h"
 
@@ -76,7 +80,7 @@ struct OutputCheck {
 
   bool passed() const { return num_failing == 0; }
   Json to_json() const;
-  static OutputCheck from_json(const Json& json);
+  static Result<OutputCheck> from_json(const Json& json);
 };
 
 // A finding that decides a status by itself (integrity, forbidden module, runtime fault).
@@ -87,6 +91,84 @@ struct Finding {
 
   Json to_json() const;
   static Result<Finding> from_json(const Json& json);
+};
+
+// How the library reference was set up and timed (WorkloadEval::reference).
+struct ReferenceRecord {
+  // The reference library's own description of its backend and of the forward pass that makes
+  // a backward task's inputs (supervisor/device): free-form, for people; null when none.
+  Json backend = nullptr;
+  Json forward_for_inputs = nullptr;
+  // Set once the reference was timed in this evaluation (absent for plain_cuda tasks).
+  std::optional<std::string> measured_at;  // ISO 8601 UTC
+  std::optional<std::string> method;       // how it was timed, in one sentence
+
+  Json to_json() const;
+  static Result<ReferenceRecord> from_json(const Json& json);
+};
+
+// The GPU-state guard's verdict (design.md §3.4): timing on a shared or throttled GPU is noisy.
+struct GpuStateRecord {
+  int before = -1;                          // compute processes before the evaluation (-1: unknown)
+  std::optional<DeviceFacts> after_timing;  // the probe after timing, when it worked
+  bool noisy = false;
+  std::vector<std::string> why;
+
+  Json to_json() const;
+  static Result<GpuStateRecord> from_json(const Json& json);
+};
+
+// The candidate runner process as the model and a reader see it (WorkloadEval::runner). Each
+// field is absent when the evaluation ended before it was known.
+struct RunnerRecord {
+  std::optional<std::string> log;  // its output, capped to the tail (the model sees it)
+  std::optional<GpuStateRecord> gpu_state;
+  std::optional<std::string> shutdown;  // why the orderly shutdown failed
+  std::optional<std::string> exit;      // how the process ended (RunnerExit::describe)
+
+  Json to_json() const;
+  static Result<RunnerRecord> from_json(const Json& json);
+};
+
+// One anti-caching refresh: a timed call right after the set's inputs were rewritten in place.
+struct RefreshRecord {
+  int sample = 0;
+  int set = 0;
+  std::string kind;  // refresh_kind_name: "full" | "block"
+  double device_ms = 0;
+
+  Json to_json() const;
+  static Result<RefreshRecord> from_json(const Json& json);
+};
+
+// The re-validation of a high speedup (docs/integrity.md).
+struct RevalidationRecord {
+  double speedup = 0;    // the speedup that triggered it
+  double threshold = 0;  // TimingPolicy::revalidation_speedup
+  int trials = 0;
+  std::optional<std::vector<double>> device_ms;  // per fresh trial; absent when one failed
+  std::optional<bool> passed;  // the fresh-input check's verdict; absent when a trial failed
+
+  Json to_json() const;
+  static Result<RevalidationRecord> from_json(const Json& json);
+};
+
+// The fresh-input tripwire's figures: calls on freshly rewritten inputs vs the repeated ones.
+struct FreshInputRecord {
+  std::optional<double> median_ms;  // of the fresh calls; null when there were none
+  double slowdown_limit = 0;        // TimingPolicy::fresh_input_slowdown_limit
+  double repeat_median_ms = 0;
+};
+
+// Anti-caching evidence (WorkloadEval::integrity). Each part is absent when the evaluation
+// ended before that check ran.
+struct IntegrityRecord {
+  std::optional<std::vector<RefreshRecord>> refreshes;
+  std::optional<RevalidationRecord> revalidation;
+  std::optional<FreshInputRecord> fresh_input;
+
+  Json to_json() const;
+  static Result<IntegrityRecord> from_json(const Json& json);
 };
 
 struct WorkloadEval {
@@ -105,11 +187,11 @@ struct WorkloadEval {
   std::optional<TimingStats> reference_timing;
   std::optional<double> speedup;  // reference median / candidate median
   double physical_floor_ms = 0;
-  Json reference = Json::object();  // backend description, when and how it was timed
-  Json runner = Json::object();     // exit, CUDA error, logs (the model sees them as logs)
+  ReferenceRecord reference;  // backend description, when and how it was timed
+  RunnerRecord runner;        // exit, logs (the model sees them as logs), GPU state
   // Anti-caching evidence: device times of the calls on freshly rewritten inputs and, when the
   // speedup exceeded the re-validation threshold, the extra fresh trials (docs/integrity.md).
-  Json integrity = Json::object();
+  IntegrityRecord integrity;
   // Marks a consumer should see without parsing `integrity`: "revalidated_high_speedup".
   std::vector<std::string> flags;
 
@@ -127,13 +209,54 @@ inline constexpr std::string_view kInstUnknown = kDynamicUnknown;
 
 struct TargetInstructionCheck {
   std::string verdict = std::string(kInstNotRun);
-  std::string reason;                   // for not_run / unknown: why
-  Json static_counts = Json::object();  // family -> SASS lines
-  Json dynamic = nullptr;               // the ncu-derived object (analysis/ncu_source.h) or null
+  std::string reason;                                 // for not_run / unknown: why
+  std::map<std::string, std::int64_t> static_counts;  // family -> SASS lines
+  std::optional<DynamicCheck> dynamic;  // the ncu analysis, when Nsight Compute ran and parsed
   double cost_ms = 0;                   // wall time of the profiler run
 
   Json to_json() const;
-  static TargetInstructionCheck from_json(const Json& json);
+  static Result<TargetInstructionCheck> from_json(const Json& json);
+};
+
+// compute-sanitizer's findings as recorded: the parsed report and the summary the model read.
+struct SanitizerRecord {
+  SanitizerReport report;
+  std::string summary;
+
+  Json to_json() const;  // the report's fields and "summary"
+  static Result<SanitizerRecord> from_json(const Json& json);
+};
+
+// The runner's answer to hello: the CUDA stack the candidate ran on.
+struct RunnerInfo {
+  std::string device_name;
+  int cuda_runtime_version = 0;
+  int cuda_driver_version = 0;
+  std::uint32_t cupti_version = 0;
+  std::int64_t l2_bytes = 0;
+  std::int64_t l2_flush_bytes = 0;
+
+  Json to_json() const;
+  static Result<RunnerInfo> from_json(const Json& json);
+};
+
+// Where an evaluation ran (EvalResult::environment). In JSON one flat object: the GPU's facts
+// at its top level, then the named parts. Each part is absent when the evaluation ended first.
+struct EnvironmentRecord {
+  std::optional<DeviceFacts> gpu;  // the probe at the start
+  std::optional<std::string> gpu_name;
+  // The sandbox's self-description (supervisor/eval_sandbox.h): its policy and the kernel's
+  // report of it, for people auditing a run; free-form.
+  std::optional<Json> sandbox;
+  std::optional<RunnerInfo> runner;
+  // Added by the CLI around the supervisor process (eval/eval_pipeline.cc): its stderr, the tool
+  // paths and the GPU probe, all descriptive.
+  std::optional<std::string> supervisor_log;
+  std::optional<Json> tools;
+  std::optional<Json> gpu_probe;
+
+  Json to_json() const;
+  static Result<EnvironmentRecord> from_json(const Json& json);
 };
 
 struct EvalResult {
@@ -142,13 +265,15 @@ struct EvalResult {
   PtxbStatus status = PtxbStatus::kInfraError;  // the worst stage's verdict
   std::string reason;
   std::string message;
-  Json compile = nullptr;  // CompileResult JSON
+  std::optional<CompileResult> compile;  // absent in the supervisor's answer (the CLI owns it)
   bool gpu_skipped = false;
   std::string gpu_skip_reason;
   std::vector<WorkloadEval> workloads;
   TargetInstructionCheck target_instructions;
-  Json sanitizer = nullptr;  // analysis/sanitizer_report.h JSON when it ran
-  Json environment = Json::object();
+  // When compute-sanitizer ran: the --sanitize gate (clean or not), or the memcheck pass that
+  // located a memory fault (only when it found one).
+  std::optional<SanitizerRecord> sanitizer;
+  EnvironmentRecord environment;
   std::vector<std::pair<std::string, double>> stage_ms;
   EvalOptions options;
   std::string harness_version;
@@ -166,7 +291,7 @@ struct EvalResult {
 // What the CLI hands the trusted GPU supervisor process.
 struct SupervisorJob {
   EvalRequest request;
-  Json compile;                         // CompileResult JSON (status OK)
+  CompileResult compile;                // status OK
   std::vector<std::string> tasks_dirs;  // extra task folders (--tasks-dir); built-in always
   std::string runner_path;              // ptxbench-runner
   std::string reference_library_path;   // libptxbench_reference.so

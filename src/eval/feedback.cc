@@ -52,23 +52,28 @@ std::string next_step(const EvalResult& r) {
   return "";
 }
 
-void append_compile(std::string& out, const Json& compile, std::size_t log_cap) {
-  if (!compile.is_object()) return;
-  out += fmt::format("## Compile\nstatus: {}", compile.value("status", "?"));
-  if (!compile.value("reason", "").empty()) out += " (" + compile.value("reason", "") + ")";
-  out += "\n" + compile.value("message", "") + "\n";
-  for (const auto& f : compile.value("forbidden", Json::array()))
-    out += "forbidden: " + f.value("detail", f.dump()) + "\n";
-  if (compile.value("status", "") != "OK") {
-    out += cap(compile.value("log", ""), log_cap) + "\n";
+void append_compile(std::string& out, const std::optional<CompileResult>& compile,
+                    std::size_t log_cap) {
+  if (!compile) return;
+  out += fmt::format("## Compile\nstatus: {}", compile_status_name(compile->status));
+  if (!compile->reason.empty()) out += " (" + compile->reason + ")";
+  out += "\n" + compile->message + "\n";
+  for (const auto& f : compile->forbidden) out += "forbidden: " + f.describe() + "\n";
+  if (!compile->ok()) {
+    out += cap(compile->log, log_cap) + "\n";
     return;
   }
-  const Json ptxas = compile.value("ptxas", Json::object());
-  for (const auto& k : ptxas.value("kernels", Json::array()))
+  for (const auto& k : compile->ptxas.kernels)
     out +=
         fmt::format("ptxas: {}: {} registers, {} B shared, {} B spill stores, {} B spill loads\n",
-                    k.value("name", "?"), k.value("registers", 0), k.value("shared_bytes", 0),
-                    k.value("spill_store_bytes", 0), k.value("spill_load_bytes", 0));
+                    k.name, k.registers, k.shared_bytes, k.spill_store_bytes, k.spill_load_bytes);
+}
+
+// {"family": count, ...}, as the model has always read it.
+std::string static_counts_text(const std::map<std::string, std::int64_t>& counts) {
+  Json j = Json::object();
+  for (const auto& [family, count] : counts) j[family] = count;
+  return j.dump();
 }
 
 }  // namespace
@@ -78,9 +83,9 @@ std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
   if (r.options.unsafe_no_sandbox)
     out += "## Sandbox\nOFF (--unsafe-no-sandbox): this kernel ran without the sandbox.\n";
   append_compile(out, r.compile, log_cap_bytes);
-  if (r.sanitizer.is_object()) {
+  if (r.sanitizer) {
     out += fmt::format("## Sanitizer ({})\n", r.options.sanitizer_tool);
-    out += r.sanitizer.value("summary", "") + "\n";
+    out += r.sanitizer->summary + "\n";
   }
   if (r.gpu_skipped) out += "## GPU\nskipped: " + r.gpu_skip_reason + "\n";
   for (const auto& w : r.workloads) {
@@ -95,7 +100,7 @@ std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
         out += fmt::format("reference: median {:.4f} ms; speedup {:.3f}x\n",
                            w.reference_timing->median_ms, w.speedup.value_or(0.0));
     }
-    const std::string log = w.runner.value("log", "");
+    const std::string log = w.runner.log.value_or("");
     if (!log.empty() && w.status != PtxbStatus::kPassed)
       out += "runner log (your program's output):\n" + cap(log, log_cap_bytes / 2) + "\n";
   }
@@ -103,9 +108,8 @@ std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
     const auto& t = r.target_instructions;
     out += "## Target instructions\n" + t.verdict;
     if (!t.reason.empty()) out += " (" + t.reason + ")";
-    out += "\nstatic SASS counts: " + t.static_counts.dump() + "\n";
-    if (t.dynamic.is_object() && t.dynamic.contains("executed_families"))
-      out += "executed families: " + t.dynamic["executed_families"].dump() + "\n";
+    out += "\nstatic SASS counts: " + static_counts_text(t.static_counts) + "\n";
+    if (t.dynamic) out += "executed families: " + Json(t.dynamic->executed_families).dump() + "\n";
   }
   out += "## Next step\n" + next_step(r) + "\n";
   return out;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/json_fields.h"
+
 namespace ptxb {
 
 Json TimingPolicy::to_json() const {
@@ -22,23 +24,22 @@ Json TimingPolicy::to_json() const {
               {"revalidation_trials", revalidation_trials}};
 }
 
-TimingPolicy TimingPolicy::from_json(const Json& json) {
+Result<TimingPolicy> TimingPolicy::from_json(const Json& json) {
+  // A policy may name only what it changes: every field is optional, defaulting to the
+  // member initialisers above.
   TimingPolicy p;
-  p.warmup_calls = json.value("warmup_calls", p.warmup_calls);
-  p.min_samples = json.value("min_samples", p.min_samples);
-  p.target_rse = json.value("target_rse", p.target_rse);
-  p.max_samples = json.value("max_samples", p.max_samples);
-  p.min_samples_slow = json.value("min_samples_slow", p.min_samples_slow);
-  p.budget_seconds = json.value("budget_seconds", p.budget_seconds);
-  p.call_limit_floor_seconds = json.value("call_limit_floor_seconds", p.call_limit_floor_seconds);
-  p.call_limit_reference_multiple =
-      json.value("call_limit_reference_multiple", p.call_limit_reference_multiple);
-  p.bracket_tolerance_ns = json.value("bracket_tolerance_ns", p.bracket_tolerance_ns);
-  p.physical_floor_fraction = json.value("physical_floor_fraction", p.physical_floor_fraction);
-  p.fresh_input_slowdown_limit =
-      json.value("fresh_input_slowdown_limit", p.fresh_input_slowdown_limit);
-  p.revalidation_speedup = json.value("revalidation_speedup", p.revalidation_speedup);
-  p.revalidation_trials = json.value("revalidation_trials", p.revalidation_trials);
+  FieldReader r(json);
+  r.optional("warmup_calls", p.warmup_calls).optional("min_samples", p.min_samples);
+  r.optional("target_rse", p.target_rse).optional("max_samples", p.max_samples);
+  r.optional("min_samples_slow", p.min_samples_slow).optional("budget_seconds", p.budget_seconds);
+  r.optional("call_limit_floor_seconds", p.call_limit_floor_seconds);
+  r.optional("call_limit_reference_multiple", p.call_limit_reference_multiple);
+  r.optional("bracket_tolerance_ns", p.bracket_tolerance_ns);
+  r.optional("physical_floor_fraction", p.physical_floor_fraction);
+  r.optional("fresh_input_slowdown_limit", p.fresh_input_slowdown_limit);
+  r.optional("revalidation_speedup", p.revalidation_speedup);
+  r.optional("revalidation_trials", p.revalidation_trials);
+  PTXB_RETURN_IF_ERROR(r.status());
   return p;
 }
 
@@ -61,25 +62,21 @@ Json TimingStats::to_json() const {
   return j;
 }
 
-TimingStats TimingStats::from_json(const Json& json) {
+Result<TimingStats> TimingStats::from_json(const Json& json) {
   TimingStats s;
-  s.samples = json.value("samples", 0);
-  s.median_ms = json.value("median_ms", 0.0);
-  s.mean_ms = json.value("mean_ms", 0.0);
-  s.min_ms = json.value("min_ms", 0.0);
-  s.max_ms = json.value("max_ms", 0.0);
-  s.p25_ms = json.value("p25_ms", 0.0);
-  s.p75_ms = json.value("p75_ms", 0.0);
-  s.iqr_ms = json.value("iqr_ms", 0.0);
-  s.stdev_ms = json.value("stdev_ms", 0.0);
-  s.rse = json.value("rse", 0.0);
-  s.converged = json.value("converged", false);
-  s.reduced_samples = json.value("reduced_samples", false);
-  s.host_overhead_ms = json.value("host_overhead_ms", 0.0);
-  if (json.contains("sm_clock_mhz_min") && json["sm_clock_mhz_min"].is_number())
-    s.sm_clock_mhz_min = json["sm_clock_mhz_min"].get<std::uint32_t>();
-  if (json.contains("sm_clock_mhz_max") && json["sm_clock_mhz_max"].is_number())
-    s.sm_clock_mhz_max = json["sm_clock_mhz_max"].get<std::uint32_t>();
+  FieldReader r(json);
+  r.required("samples", s.samples).required("median_ms", s.median_ms);
+  // The spread statistics are NaN for degenerate sample sets, and JSON writes NaN as null:
+  // optional, 0 when null.
+  r.optional("mean_ms", s.mean_ms).optional("min_ms", s.min_ms).optional("max_ms", s.max_ms);
+  r.optional("p25_ms", s.p25_ms).optional("p75_ms", s.p75_ms).optional("iqr_ms", s.iqr_ms);
+  r.optional("stdev_ms", s.stdev_ms).optional("rse", s.rse);
+  r.required("converged", s.converged).required("reduced_samples", s.reduced_samples);
+  r.optional("host_overhead_ms", s.host_overhead_ms);
+  // null when the runner read no SM clock.
+  r.optional("sm_clock_mhz_min", s.sm_clock_mhz_min)
+      .optional("sm_clock_mhz_max", s.sm_clock_mhz_max);
+  PTXB_RETURN_IF_ERROR(r.status());
   return s;
 }
 

@@ -1,5 +1,5 @@
 // The timing contract's arithmetic (design.md §3.4), in one place: how many calls, when to stop,
-// and which statistics a trace reports. Pure C++; the GPU loop lives in supervisor/evaluator.cc.
+// and which statistics a trace reports. Pure C++; the GPU loop lives in supervisor/stage_timing.cc.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "core/result.h"
 
 namespace ptxb {
 
@@ -46,7 +47,7 @@ struct TimingPolicy {
   int revalidation_trials = 5;  // each on fully regenerated inputs, verified and timed
 
   Json to_json() const;
-  static TimingPolicy from_json(const Json& json);
+  static Result<TimingPolicy> from_json(const Json& json);
 };
 
 struct TimingStats {
@@ -60,7 +61,7 @@ struct TimingStats {
   double host_overhead_ms = 0;  // median of (supervisor round trip − device time)
 
   Json to_json() const;
-  static TimingStats from_json(const Json& json);
+  static Result<TimingStats> from_json(const Json& json);
 };
 
 // Statistics of device times in nanoseconds (order irrelevant). Empty input: all zero.

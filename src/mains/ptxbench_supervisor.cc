@@ -50,8 +50,6 @@ int main(int argc, char** argv) {
   if (!json.ok()) return fail(json.error().message);
   auto job = ptxb::SupervisorJob::from_json(*json);
   if (!job.ok()) return fail(job.error().message);
-  auto compile = ptxb::compile_result_from_json(job->compile, "job.compile");
-  if (!compile.ok()) return fail(compile.error().message);
   auto registry = ptxb::TaskRegistry::load(job->tasks_dirs);
   if (!registry.ok()) return fail(registry.error().message);
   auto task = registry->get(job->request.task);
@@ -68,7 +66,7 @@ int main(int argc, char** argv) {
     ptxb::ProcessRunnerLauncher launcher(job->runner_path);
     ptxb::SystemProcessRunner tools;
     ptxb::Evaluator evaluator(**device, launcher, tools);
-    result = evaluator.run(*job, **task, *compile);
+    result = evaluator.run(*job, **task, job->compile);
   }
   std::cout << result.to_json().dump() << std::endl;
   return 0;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/fs.h"
+#include "core/json_fields.h"
 #include "core/strings.h"
 #include "eval/eval_types.h"
 
@@ -14,32 +15,33 @@ namespace {
 // long sweeps while still refusing a stray binary file.
 constexpr std::size_t kMaxRunFileBytes = 64u << 20;
 
-Result<std::string> required_string(const Json& json, const char* field) {
-  if (!json.contains(field)) return make_error("parse", "$.{}: missing", field);
-  const Json& value = json.at(field);
-  // Trajectory ids are often written as integers; accept them as their decimal text.
-  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
-  if (!value.is_string() || value.get<std::string>().empty())
-    return make_error("parse", "$.{}: expected a non-empty string", field);
-  return value.get<std::string>();
+// An identifying string: non-empty. Trajectory ids are often written as integers; they are
+// accepted as their decimal text.
+auto id_string(std::string& out) {
+  return [&out](const Json& value, const std::string& path) -> Status {
+    if (value.is_number_integer()) {
+      out = std::to_string(value.get<std::int64_t>());
+      return ok_status();
+    }
+    if (!value.is_string() || value.get<std::string>().empty())
+      return make_error("parse", "{}: expected a non-empty string", path);
+    out = value.get<std::string>();
+    return ok_status();
+  };
 }
 
-Result<double> optional_number(const Json& json, const char* parent, const char* field) {
-  if (!json.contains(field) || json.at(field).is_null()) return 0.0;
-  if (!json.at(field).is_number())
-    return make_error("parse", "$.{}.{}: expected a number", parent, field);
-  return json.at(field).get<double>();
+void read_key(FieldReader& r, TrajectoryKey& key) {
+  r.custom("model", true, id_string(key.model)).custom("arch", true, id_string(key.arch));
+  r.custom("definition", true, id_string(key.definition));
+  r.custom("workload", true, id_string(key.workload));
+  r.custom("variant", true, id_string(key.variant));
+  r.custom("trajectory", true, id_string(key.trajectory));
 }
 
-Result<TrajectoryKey> parse_key(const Json& json) {
-  TrajectoryKey key;
-  PTXB_ASSIGN_OR_RETURN(key.model, required_string(json, "model"));
-  PTXB_ASSIGN_OR_RETURN(key.arch, required_string(json, "arch"));
-  PTXB_ASSIGN_OR_RETURN(key.definition, required_string(json, "definition"));
-  PTXB_ASSIGN_OR_RETURN(key.workload, required_string(json, "workload"));
-  PTXB_ASSIGN_OR_RETURN(key.variant, required_string(json, "variant"));
-  PTXB_ASSIGN_OR_RETURN(key.trajectory, required_string(json, "trajectory"));
-  return key;
+// Optional: the workload uuid when absent (records written before names were recorded).
+void read_workload_name(FieldReader& r, const TrajectoryKey& key, std::string& name) {
+  name = key.workload;
+  r.optional("workload_name", name);
 }
 
 bool known_verdict(const std::string& verdict) {
@@ -47,12 +49,6 @@ bool known_verdict(const std::string& verdict) {
        {kInstNotRun, kInstStaticAbsent, kInstDynamicNotExecuted, kInstDynamicPresent, kInstUnknown})
     if (verdict == known) return true;
   return false;
-}
-
-std::string workload_name_of(const Json& json, const TrajectoryKey& key) {
-  if (json.contains("workload_name") && json["workload_name"].is_string())
-    return json["workload_name"].get<std::string>();
-  return key.workload;
 }
 
 std::string describe(const TrajectoryKey& key) {
@@ -108,16 +104,16 @@ Json TurnRecord::to_json() const {
 }
 
 Result<TurnRecord> TurnRecord::from_json(const Json& json) {
-  if (!json.is_object()) return make_error("parse", "$: expected an object");
   TurnRecord record;
-  PTXB_ASSIGN_OR_RETURN(record.key, parse_key(json));
-  record.workload_name = workload_name_of(json, record.key);
-
-  if (!json.contains("turn") || !json["turn"].is_number_integer() || json["turn"].get<int>() < 1)
+  FieldReader r(json);
+  read_key(r, record.key);
+  read_workload_name(r, record.key, record.workload_name);
+  r.required("turn", record.turn);
+  std::string status;
+  r.required("status", status);
+  PTXB_RETURN_IF_ERROR(r.status());
+  if (record.turn < 1)
     return make_error("parse", "$.turn: expected an integer >= 1 (turns are 1-based)");
-  record.turn = json["turn"].get<int>();
-
-  PTXB_ASSIGN_OR_RETURN(std::string status, required_string(json, "status"));
   if (status != kNoCodeStatus) {
     record.status = parse_ptxb_status(status);
     if (!record.status) return make_error("parse", "$.status: unknown status \"{}\"", status);
@@ -125,51 +121,41 @@ Result<TurnRecord> TurnRecord::from_json(const Json& json) {
   // kernel_present is redundant with the status; when written it must agree, so a record
   // can never say "no kernel" and "COMPILE_ERROR" at once.
   record.kernel_present = record.status.has_value();
-  if (json.contains("kernel_present")) {
-    if (!json["kernel_present"].is_boolean())
-      return make_error("parse", "$.kernel_present: expected a boolean");
-    if (json["kernel_present"].get<bool>() != record.kernel_present)
-      return make_error("parse", "$.kernel_present: {} contradicts status {}",
-                        json["kernel_present"].get<bool>(), status);
-  }
-  if (json.contains("reason") && !json["reason"].is_null()) {
-    if (!json["reason"].is_string())
-      return make_error("parse", "$.reason: expected a string or null");
-    record.reason = json["reason"].get<std::string>();
-  }
-  if (json.contains("no_code_reason") && json["no_code_reason"].is_string())
-    record.no_code_reason = json["no_code_reason"].get<std::string>();
+  std::optional<bool> kernel_present;
+  r.optional("kernel_present", kernel_present);
+  // Optional (null when none): the evaluation's reason, why no kernel, the speedup.
+  r.optional("reason", record.reason).optional("no_code_reason", record.no_code_reason);
+  r.optional("speedup", record.speedup);
+  // Optional: "not_run" when absent.
+  r.optional("target_instructions", record.target_instructions);
+  PTXB_RETURN_IF_ERROR(r.status());
+  if (kernel_present && *kernel_present != record.kernel_present)
+    return make_error("parse", "$.kernel_present: {} contradicts status {}", *kernel_present,
+                      status);
+  if (record.speedup && *record.speedup < 0)
+    return make_error("parse", "$.speedup: expected a non-negative number or null");
+  if (!known_verdict(record.target_instructions))
+    return make_error("parse",
+                      "$.target_instructions: expected one of not_run, static_absent, "
+                      "dynamic_not_executed, dynamic_present, unknown");
 
-  if (json.contains("speedup") && !json["speedup"].is_null()) {
-    if (!json["speedup"].is_number() || json["speedup"].get<double>() < 0)
-      return make_error("parse", "$.speedup: expected a non-negative number or null");
-    record.speedup = json["speedup"].get<double>();
-  }
-  if (json.contains("target_instructions")) {
-    if (!json["target_instructions"].is_string() ||
-        !known_verdict(json["target_instructions"].get<std::string>()))
-      return make_error("parse",
-                        "$.target_instructions: expected one of not_run, static_absent, "
-                        "dynamic_not_executed, dynamic_present, unknown");
-    record.target_instructions = json["target_instructions"].get<std::string>();
-  }
-
-  if (json.contains("tokens")) {
-    const Json& tokens = json["tokens"];
-    if (!tokens.is_object()) return make_error("parse", "$.tokens: expected an object");
-    for (auto [field, slot] : {std::pair{"prompt", &record.tokens.prompt},
-                               std::pair{"completion", &record.tokens.completion},
-                               std::pair{"reasoning", &record.tokens.reasoning}}) {
-      if (!tokens.contains(field) || tokens[field].is_null()) continue;
-      if (!tokens[field].is_number_integer() || tokens[field].get<std::int64_t>() < 0)
+  // Optional, each part 0 when absent or null: token counts and wall times.
+  if (r.has("tokens")) {
+    FieldReader tokens(json["tokens"], r.path_of("tokens"));
+    tokens.optional("prompt", record.tokens.prompt);
+    tokens.optional("completion", record.tokens.completion);
+    tokens.optional("reasoning", record.tokens.reasoning);
+    PTXB_RETURN_IF_ERROR(tokens.status());
+    for (auto [field, count] : {std::pair{"prompt", record.tokens.prompt},
+                                std::pair{"completion", record.tokens.completion},
+                                std::pair{"reasoning", record.tokens.reasoning}})
+      if (count < 0)
         return make_error("parse", "$.tokens.{}: expected a non-negative integer", field);
-      *slot = tokens[field].get<std::int64_t>();
-    }
   }
-  if (json.contains("wall_s")) {
-    if (!json["wall_s"].is_object()) return make_error("parse", "$.wall_s: expected an object");
-    PTXB_ASSIGN_OR_RETURN(record.model_wall_s, optional_number(json["wall_s"], "wall_s", "model"));
-    PTXB_ASSIGN_OR_RETURN(record.eval_wall_s, optional_number(json["wall_s"], "wall_s", "eval"));
+  if (r.has("wall_s")) {
+    FieldReader wall(json["wall_s"], r.path_of("wall_s"));
+    wall.optional("model", record.model_wall_s).optional("eval", record.eval_wall_s);
+    PTXB_RETURN_IF_ERROR(wall.status());
   }
   return record;
 }
@@ -192,9 +178,12 @@ Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& ru
     if (path_exists(declared_path)) {
       PTXB_ASSIGN_OR_RETURN(std::string declared_text, read_file(declared_path, kMaxRunFileBytes));
       auto parse_declaration = [&](const Json& json) -> Result<Trajectory> {
-        if (!json.is_object()) return make_error("parse", "$: expected an object");
-        PTXB_ASSIGN_OR_RETURN(TrajectoryKey key, parse_key(json));
-        return Trajectory{key, workload_name_of(json, key), run_dir, {}};
+        Trajectory trajectory{{}, {}, run_dir, {}};
+        FieldReader r(json);
+        read_key(r, trajectory.key);
+        read_workload_name(r, trajectory.key, trajectory.workload_name);
+        PTXB_RETURN_IF_ERROR(r.status());
+        return trajectory;
       };
       PTXB_ASSIGN_OR_RETURN(
           auto declared, parse_lines<Trajectory>(declared_text, declared_path, parse_declaration));

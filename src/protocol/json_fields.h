@@ -1,6 +1,6 @@
-// Strict JSON field readers shared by the protocol codecs (runner/protocol*.cc). A missing
+// Strict JSON field readers shared by the protocol codecs (protocol/protocol*.cc). A missing
 // field or a wrong JSON type is an error naming the message and the field, so a malformed message
-// is rejected whole instead of half-applied. Internal to src/runner.
+// is rejected whole instead of half-applied. Internal to src/protocol.
 #pragma once
 
 #include <cstdint>
@@ -8,52 +8,44 @@
 #include <string>
 #include <vector>
 
+#include "core/json_fields.h"
 #include "core/json_io.h"
 #include "core/result.h"
 
 namespace ptxb::protocol_detail {
 
-// Strict field readers: a missing field or a wrong JSON type is an error naming the field, so a
-// malformed message is rejected instead of half-applied.
+// The protocol's field readers over core/json_fields.h (the one strict reader): errors name the
+// message and the field ("hello reply.device_name: missing required field") and carry the code
+// "protocol".
 inline Status require_object(const Json& json, const std::string& what) {
   if (!json.is_object()) return make_error("protocol", "{}: expected a JSON object", what);
   return ok_status();
 }
 
+template <typename T>
+Result<T> get_field(const Json& json, const char* key, const std::string& what) {
+  T out{};
+  Status read = FieldReader(json, what).required(key, out).status();
+  if (!read.ok()) return Error{read.error().message, "protocol"};
+  return out;
+}
+
 inline Result<std::uint64_t> get_u64(const Json& json, const char* key, const std::string& what) {
-  auto it = json.find(key);
-  if (it == json.end()) return make_error("protocol", "{}: missing field '{}'", what, key);
-  if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
-    return make_error("protocol", "{}: field '{}' must be a non-negative integer", what, key);
-  }
-  return it->get<std::uint64_t>();
+  return get_field<std::uint64_t>(json, key, what);
 }
 
 inline Result<std::int64_t> get_i64(const Json& json, const char* key, const std::string& what) {
-  auto it = json.find(key);
-  if (it == json.end()) return make_error("protocol", "{}: missing field '{}'", what, key);
-  if (!it->is_number_integer())
-    return make_error("protocol", "{}: field '{}' must be an integer", what, key);
-  return it->get<std::int64_t>();
+  return get_field<std::int64_t>(json, key, what);
 }
 
 inline Result<std::string> get_string(const Json& json, const char* key, const std::string& what) {
-  auto it = json.find(key);
-  if (it == json.end()) return make_error("protocol", "{}: missing field '{}'", what, key);
-  if (!it->is_string()) return make_error("protocol", "{}: field '{}' must be a string", what, key);
-  return it->get<std::string>();
+  return get_field<std::string>(json, key, what);
 }
 
 inline Result<bool> get_bool(const Json& json, const char* key, const std::string& what,
                              std::optional<bool> fallback) {
-  auto it = json.find(key);
-  if (it == json.end()) {
-    if (fallback) return *fallback;
-    return make_error("protocol", "{}: missing field '{}'", what, key);
-  }
-  if (!it->is_boolean())
-    return make_error("protocol", "{}: field '{}' must be a boolean", what, key);
-  return it->get<bool>();
+  if (fallback && !json.contains(key)) return *fallback;
+  return get_field<bool>(json, key, what);
 }
 
 inline Result<const Json*> get_array(const Json& json, const char* key, const std::string& what) {
@@ -64,10 +56,7 @@ inline Result<const Json*> get_array(const Json& json, const char* key, const st
 }
 
 inline Result<std::uint32_t> get_u32(const Json& json, const char* key, const std::string& what) {
-  PTXB_ASSIGN_OR_RETURN(std::uint64_t value, get_u64(json, key, what));
-  if (value > 0xffffffffull)
-    return make_error("protocol", "{}: field '{}' exceeds 32 bits", what, key);
-  return static_cast<std::uint32_t>(value);
+  return get_field<std::uint32_t>(json, key, what);
 }
 
 inline std::optional<std::uint32_t> optional_u32(const Json& json, const char* key) {

@@ -7,16 +7,6 @@
 
 namespace ptxb {
 
-double DeviceFacts::physical_floor_ms(double flops, double min_bytes) const {
-  double floor_seconds = 0.0;
-  const double peak_flops = static_cast<double>(sm_count) * bf16_dense_flop_per_clock_per_sm *
-                            static_cast<double>(max_sm_clock_mhz) * 1e6;
-  if (peak_flops > 0 && flops > 0) floor_seconds = std::max(floor_seconds, flops / peak_flops);
-  if (memory_bytes_per_second > 0 && min_bytes > 0)
-    floor_seconds = std::max(floor_seconds, min_bytes / memory_bytes_per_second);
-  return floor_seconds * 1e3;
-}
-
 DeviceFacts device_facts_from_probe(const GpuInfo& gpu) {
   DeviceFacts f;
   f.name = gpu.name;
@@ -37,18 +27,6 @@ DeviceFacts device_facts_from_probe(const GpuInfo& gpu) {
   else if (contains(gpu.name, "B200"))
     f.memory_bytes_per_second = 8.0e12;
   return f;
-}
-
-Json DeviceFacts::to_json() const {
-  return Json{{"name", name},
-              {"sm_count", sm_count},
-              {"max_sm_clock_mhz", max_sm_clock_mhz},
-              {"bf16_dense_flop_per_clock_per_sm", bf16_dense_flop_per_clock_per_sm},
-              {"memory_bytes_per_second", memory_bytes_per_second},
-              {"l2_bytes", l2_bytes},
-              {"compute_processes", compute_processes},
-              {"clock_event_reasons", clock_event_reasons},
-              {"sm_clock_mhz", sm_clock_mhz}};
 }
 
 std::vector<std::string> reference_variables(const std::string& selector,

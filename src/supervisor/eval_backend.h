@@ -16,31 +16,13 @@
 #include "core/json_io.h"
 #include "core/result.h"
 #include "env/gpu_probe.h"
+#include "eval/device_facts.h"
 #include "eval/eval_types.h"
 #include "protocol/protocol.h"
 #include "supervisor/runner_client.h"
 #include "tasks/task.h"
 
 namespace ptxb {
-
-// Facts about the GPU the supervisor uses for the physical floor and the environment block.
-struct DeviceFacts {
-  std::string name;
-  int sm_count = 0;
-  std::uint32_t max_sm_clock_mhz = 0;           // NVML max SM clock (0: unknown)
-  double bf16_dense_flop_per_clock_per_sm = 0;  // tensor cores, dense
-  double memory_bytes_per_second = 0;           // datasheet HBM bandwidth
-  std::int64_t l2_bytes = 0;
-  // GPU state (design.md §3.4 guard): compute processes holding a context on this GPU (NVML; the
-  // supervisor itself is one) and the clock-event (throttle) reasons active now.
-  int compute_processes = -1;  // -1: unknown
-  std::vector<std::string> clock_event_reasons;
-  std::uint32_t sm_clock_mhz = 0;
-
-  // design.md §3.4: max(FLOPs / tensor peak, bytes / HBM bandwidth), in ms; 0 when unknown.
-  double physical_floor_ms(double flops, double min_bytes) const;
-  Json to_json() const;
-};
 
 // Facts from the NVML/driver probe plus datasheet numbers NVML does not report: dense bf16
 // tensor-core FLOP per clock per SM (sm_90: 4096 = 989.4 TFLOP/s / (132 SMs x 1830 MHz) for the
@@ -77,7 +59,7 @@ class EvalDevice {
   virtual Status observe_unwritten(int set, int trial) = 0;
   virtual Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) = 0;
   // Backend name, library versions, engine/algorithm used for this workload.
-  virtual Json reference_description() = 0;
+  virtual ReferenceRecord reference_description() = 0;
 };
 
 class RunnerSession {

@@ -5,7 +5,7 @@
 // It never fails as a function: every problem (the candidate's or the harness's) becomes a
 // status with a machine-readable reason in the EvalResult. The GPU, the runner processes and the
 // profilers are reached only through eval_backend.h and ProcessRunner, so each status path is
-// tested with fakes.
+// tested with fakes. run() sequences the stages of eval_stages.h (one file each, stage_*.cc).
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // The supervisor's integrity decisions that need no GPU (docs/integrity.md): which tripwires a
 // call reply trips, whether a kernel belongs to the analysed cubin, when the timing loop rewrites
-// inputs in place, and whether calls on fresh inputs are suspiciously slow. The evaluator
-// (supervisor/evaluator.cc) sequences them; each is unit-tested on its own.
+// inputs in place, and whether calls on fresh inputs are suspiciously slow. The evaluator's
+// stages (supervisor/stage_*.cc, sequenced by evaluator.cc) apply them; each is unit-tested alone.
 #pragma once
 
 #include <cstdint>

@@ -405,8 +405,8 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   // Causal tasks are their base task's sources with PTXB_CAUSAL=1 in front, not copies.
   EXPECT_EQ(replay.value()->kernel_variant("mha_with_lse_d128_causal", 2)->describe(),
             "mha_with_lse_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1");
-  auto forward =
-      read_file(default_replay_dir().value() + "/mha_with_lse_d128/rung2_warp_specialized.cu", 1 << 20);
+  auto forward = read_file(
+      default_replay_dir().value() + "/mha_with_lse_d128/rung2_warp_specialized.cu", 1 << 20);
   ASSERT_TRUE(forward.ok());
   EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d128_causal", 2).value(),
             "#define PTXB_CAUSAL 1\n" + forward.value());

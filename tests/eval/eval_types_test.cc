@@ -18,7 +18,9 @@ TEST(OutputCheckJson, RoundTripsEveryCountIncludingCrossCheckRescues) {
   c.num_equal_poison = 2;
   const Json j = c.to_json();
   EXPECT_EQ(j["num_matched_cross_only"], 3);
-  const OutputCheck back = OutputCheck::from_json(j);
+  auto parsed = OutputCheck::from_json(j);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const OutputCheck back = *parsed;
   EXPECT_EQ(back.output, "dK");
   EXPECT_EQ(back.num_matched_cross_only, 3);
   EXPECT_EQ(back.num_equal_poison, 2);
@@ -29,7 +31,9 @@ TEST(OutputCheckJson, RoundTripsEveryCountIncludingCrossCheckRescues) {
 TEST(OutputCheckJson, OlderResultsWithoutTheCrossCountReadAsZero) {
   Json j = OutputCheck{}.to_json();
   j.erase("num_matched_cross_only");
-  EXPECT_EQ(OutputCheck::from_json(j).num_matched_cross_only, 0);
+  auto parsed = OutputCheck::from_json(j);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->num_matched_cross_only, 0);
 }
 
 }  // namespace

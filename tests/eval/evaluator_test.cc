@@ -97,7 +97,11 @@ struct FakeDevice final : EvalDevice {
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int) override {
     return std::vector<std::pair<std::string, std::int64_t>>{{"C", unwritten_count}};
   }
-  Json reference_description() override { return Json{{"backend", "fake"}}; }
+  ReferenceRecord reference_description() override {
+    ReferenceRecord record;
+    record.backend = "fake";
+    return record;
+  }
   int sets = 0;
 };
 
@@ -307,9 +311,10 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   EXPECT_EQ(device_.regenerations, 1);  // one full rewrite ...
   EXPECT_EQ(device_.perturbations, 2);  // ... and two block rewrites
   EXPECT_TRUE(w.flags.empty());
-  ASSERT_TRUE(w.integrity.contains("refreshes"));
-  EXPECT_EQ(w.integrity["refreshes"].size(), 3u);
-  EXPECT_NEAR(w.integrity["fresh_input_median_ms"].get<double>(), 1.0, 1e-9);
+  ASSERT_TRUE(w.integrity.refreshes.has_value());
+  EXPECT_EQ(w.integrity.refreshes->size(), 3u);
+  ASSERT_TRUE(w.integrity.fresh_input.has_value());
+  EXPECT_NEAR(w.integrity.fresh_input->median_ms.value(), 1.0, 1e-9);
   EXPECT_EQ(r.target_instructions.verdict, kInstDynamicPresent);
   EXPECT_GT(w.physical_floor_ms, 0.5);
   EXPECT_EQ(launcher_.spawned.front(), RunnerRole::kReference);  // reference first: sets the limit
@@ -322,11 +327,11 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
 
 TEST_F(EvaluatorTest, AnotherProcessOnTheGpuMarksTheTraceNoisy) {
   EvalResult quiet = run();
-  EXPECT_EQ(quiet.workloads[0].runner["gpu_state"]["noisy"], false);
+  EXPECT_EQ(quiet.workloads[0].runner.gpu_state.value().noisy, false);
   device_.compute_processes = 3;
   EvalResult busy = run();
   EXPECT_EQ(busy.status, PtxbStatus::kPassed);  // marked, not failed
-  EXPECT_EQ(busy.workloads[0].runner["gpu_state"]["noisy"], true);
+  EXPECT_EQ(busy.workloads[0].runner.gpu_state.value().noisy, true);
 }
 
 TEST_F(EvaluatorTest, BackwardTasksDefaultToOneTrial) {
@@ -500,9 +505,9 @@ TEST_F(EvaluatorTest, SpeedupAboveThreeTimesIsRevalidatedAndFlagged) {
   ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
   const WorkloadEval& w = r.workloads[0];
   EXPECT_EQ(w.flags, std::vector<std::string>{"revalidated_high_speedup"});
-  ASSERT_TRUE(w.integrity.contains("revalidation"));
-  EXPECT_EQ(w.integrity["revalidation"]["passed"], true);
-  EXPECT_EQ(w.integrity["revalidation"]["device_ms"].size(), 5u);
+  ASSERT_TRUE(w.integrity.revalidation.has_value());
+  EXPECT_EQ(w.integrity.revalidation->passed, true);
+  EXPECT_EQ(w.integrity.revalidation->device_ms.value().size(), 5u);
   EXPECT_EQ(device_.regenerations, 1 + 5);  // the timing loop's full rewrite + five trials
   // The flag travels in the trace's extension.
   auto back = EvalResult::from_json(Json::parse(r.to_json().dump()));
@@ -531,7 +536,7 @@ TEST_F(EvaluatorTest, RevalidationTrialWithWrongOutputsIsStaleOutput) {
 TEST_F(EvaluatorTest, SpeedupBelowThreeTimesIsNotRevalidated) {
   EvalResult r = run();
   ASSERT_EQ(r.status, PtxbStatus::kPassed);
-  EXPECT_FALSE(r.workloads[0].integrity.contains("revalidation"));
+  EXPECT_FALSE(r.workloads[0].integrity.revalidation.has_value());
   EXPECT_EQ(device_.regenerations, 1);
 }
 
@@ -643,7 +648,7 @@ TEST_F(EvaluatorTest, RunnerCrashIsRuntimeErrorWithTheSignal) {
   EXPECT_EQ(r.reason, "runner_crashed");
   EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
   ASSERT_EQ(r.workloads.size(), 1u);
-  EXPECT_EQ(r.workloads[0].runner.value("log", ""), "runner log line\n");
+  EXPECT_EQ(r.workloads[0].runner.log.value_or(""), "runner log line\n");
 }
 
 TEST_F(EvaluatorTest, IllegalAddressIsMemoryError) {
@@ -795,7 +800,7 @@ TEST_F(EvaluatorTest, CleanSanitizerRunContinues) {
       exited(0, testdata("eval/sanitizer/memcheck_clean.txt"));
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kPassed) << r.message;
-  EXPECT_TRUE(r.sanitizer.is_object());
+  EXPECT_TRUE(r.sanitizer.has_value());
 }
 
 TEST_F(EvaluatorTest, SanitizerRequestedButMissingIsNotAPass) {
@@ -857,8 +862,9 @@ TEST_F(EvaluatorTest, RunnersAndProfilersRunInsideTheSandbox) {
   EvalResult r = run();
   ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
   EXPECT_EQ(tools_.self_checks, 1);
-  EXPECT_EQ(r.environment["sandbox"]["enabled"], true);
-  EXPECT_EQ(r.environment["sandbox"]["report"]["Seccomp"], "2");
+  const Json sandbox = r.environment.sandbox.value();
+  EXPECT_EQ(sandbox["enabled"], true);
+  EXPECT_EQ(sandbox["report"]["Seccomp"], "2");
   // Both runners: reference first, then the candidate, each with its own runner policy.
   ASSERT_EQ(launcher_.sandbox_prefixes.size(), 2u);
   std::vector<SandboxPolicy> runner_policies;
@@ -879,7 +885,7 @@ TEST_F(EvaluatorTest, RunnersAndProfilersRunInsideTheSandbox) {
   EXPECT_EQ(reference.set_env[0], "PTXBENCH_REFERENCE=cublaslt_gemm");
   EXPECT_TRUE(candidate.set_env.empty());
   EXPECT_EQ(candidate.hidden_files,
-            r.environment["sandbox"]["hidden_files"].get<std::vector<std::string>>());
+            r.environment.sandbox.value()["hidden_files"].get<std::vector<std::string>>());
   EXPECT_TRUE(reference.hidden_files.empty());
   // The candidate loads a staged copy of its .so, where the sandbox's uid can read it.
   EXPECT_NE(loaded_so_, compile_.artifact.path_of("kernel.so"));
@@ -945,7 +951,7 @@ TEST_F(EvaluatorTest, UnsafeNoSandboxRunsUnwrappedAndSaysSo) {
   EXPECT_EQ(tools_.self_checks, 0);
   EXPECT_TRUE(tools_.policies.empty());
   for (const auto& prefix : launcher_.sandbox_prefixes) EXPECT_TRUE(prefix.empty());
-  EXPECT_EQ(r.environment["sandbox"]["enabled"], false);
+  EXPECT_EQ(r.environment.sandbox.value()["enabled"], false);
   EXPECT_NE(render_feedback(r).find("ran without the sandbox"), std::string::npos);
   auto traces = r.traces(task_->definition.name, workload_to_json(task_->workload), "kernel.cu");
   ASSERT_EQ(traces.size(), 1u);

@@ -55,8 +55,7 @@ TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {
     ASSERT_TRUE(source.ok()) << source.error().message;
     const std::string path = *scratch + "/kernel.cu";
     ASSERT_TRUE(write_file_atomic(path, *source).ok());
-    ProcessSpec spec{{tree::cli(), "eval", path, "--task", rung.task,
-                      "--json", "--seed", "21"}};
+    ProcessSpec spec{{tree::cli(), "eval", path, "--task", rung.task, "--json", "--seed", "21"}};
     spec.timeout = std::chrono::seconds(300);
     spec.output_cap_bytes = 64u << 20;
     auto ran = SystemProcessRunner().run(spec);

@@ -68,10 +68,11 @@ Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
   result.message = "fake evaluation (test double): " + d.status;
   result.options = request.options;
   result.timestamp = iso_utc_now();
-  result.compile =
-      Json{{"status", *status == PtxbStatus::kCompileError ? "COMPILE_ERROR" : "OK"},
-           {"message", "fake compile"},
-           {"log", *status == PtxbStatus::kCompileError ? "kernel.cu(1): error: fake" : ""}};
+  CompileResult& compile = result.compile.emplace();
+  compile.status =
+      *status == PtxbStatus::kCompileError ? CompileStatus::kCompileError : CompileStatus::kOk;
+  compile.message = "fake compile";
+  compile.log = *status == PtxbStatus::kCompileError ? "kernel.cu(1): error: fake" : "";
   WorkloadEval w;
   w.workload = request.task;
   w.status = *status;

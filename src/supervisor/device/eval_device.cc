@@ -346,10 +346,11 @@ Result<std::vector<std::pair<std::string, std::int64_t>>> GpuEvalDevice::unwritt
   return out;
 }
 
-Json GpuEvalDevice::reference_description() {
-  Json j = reference_ ? reference_->describe() : Json(nullptr);
-  return Json{{"backend", j},
-              {"forward_for_inputs", forward_ ? forward_->describe() : Json(nullptr)}};
+ReferenceRecord GpuEvalDevice::reference_description() {
+  ReferenceRecord record;
+  record.backend = reference_ ? reference_->describe() : Json(nullptr);
+  record.forward_for_inputs = forward_ ? forward_->describe() : Json(nullptr);
+  return record;
 }
 
 }  // namespace ptxb::gpu

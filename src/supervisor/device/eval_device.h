@@ -38,7 +38,7 @@ class GpuEvalDevice final : public EvalDevice {
   Result<std::vector<OutputCheck>> check(int set, int trial) override;
   Status observe_unwritten(int set, int trial) override;
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
-  Json reference_description() override;
+  ReferenceRecord reference_description() override;
 
  private:
   GpuEvalDevice() = default;

@@ -1,0 +1,47 @@
+// The stages of one evaluation, in the order Evaluator::run sequences them (design.md
+// §3.3–§3.6). Each runs over the shared EvalContext and returns kDone once it decided the status.
+// Each lives in the file named after it (src/supervisor/stage_*.cc).
+#pragma once
+
+#include "supervisor/eval_context.h"
+
+namespace ptxb {
+
+// stage_setup.cc: probe the GPU, stage the candidate's .so and the profilers' parameters,
+// self-check the sandbox (before any candidate code runs).
+StageOutcome stage_setup(EvalContext& ctx);
+// stage_setup.cc: the workload's seeds, input sets, reference outputs and bind request.
+StageOutcome stage_workload(EvalContext& ctx);
+// stage_setup.cc: starts a runner for one side and brings it to a bound state; a problem is
+// recorded in the returned side's `failure`.
+RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& label);
+
+// stage_sanitizer.cc: the compute-sanitizer gate (--sanitize).
+StageOutcome stage_sanitizer(EvalContext& ctx);
+// stage_sanitizer.cc: a memory fault names no line by itself; one memcheck pass over the
+// self-contained call locates it. Updates `finding` (and result.sanitizer) in place.
+void locate_memory_error(EvalContext& ctx, Finding& finding);
+
+// stage_reference.cc: times the library reference; sets the candidate's per-call limit.
+StageOutcome stage_reference(EvalContext& ctx);
+
+// stage_correctness.cc: starts the candidate runner; trials, write check, input check.
+StageOutcome stage_correctness(EvalContext& ctx);
+
+// stage_timing.cc: warm-up and samples on one side (candidate samples also run the
+// anti-caching refreshes).
+SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
+                     std::chrono::milliseconds call_limit);
+// stage_timing.cc: the candidate's timed samples.
+StageOutcome stage_timing(EvalContext& ctx);
+// stage_timing.cc: the fresh-input tripwire, the GPU-state guard, the runner's shutdown, the
+// physical floor, and the PASSED verdict.
+StageOutcome stage_integrity(EvalContext& ctx);
+
+// stage_revalidation.cc: fresh trials when the speedup is high enough to deserve a second look.
+StageOutcome stage_revalidation(EvalContext& ctx);
+
+// stage_profile.cc: the dynamic target-instruction check under Nsight Compute.
+StageOutcome stage_profile(EvalContext& ctx);
+
+}  // namespace ptxb
