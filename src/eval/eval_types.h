@@ -57,7 +57,8 @@ struct EvalRequest {
   static Result<EvalRequest> from_json(const Json& json);
 };
 
-// Output comparison of one output tensor in one trial (supervisor/device/compare.h, as JSON-friendly data).
+// Output comparison of one output tensor in one trial (supervisor/device/compare.h, as
+// JSON-friendly data).
 struct OutputCheck {
   std::string output;
   int trial = 0;
@@ -155,9 +156,9 @@ struct EvalResult {
 
   Json to_json() const;
   static Result<EvalResult> from_json(const Json& json);
-  // One FlashInfer-Trace trace per workload (design.md §3.1), with the evaluation.ptxbench extension
-  // carrying the finer status and everything else above.
-  // `workload` is the task's FlashInfer-Trace workload object (workload_to_json).
+  // One FlashInfer-Trace trace per workload (design.md §3.1), with the evaluation.ptxbench
+  // extension carrying the finer status and everything else above. `workload` is the task's
+  // FlashInfer-Trace workload object (workload_to_json).
   std::vector<Trace> traces(const std::string& definition, const Json& workload,
                             const std::string& solution) const;
 };

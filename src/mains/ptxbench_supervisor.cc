@@ -13,8 +13,8 @@
 
 #include "compile/compile_types.h"
 #include "core/fs.h"
-#include "supervisor/evaluator.h"
 #include "supervisor/device/eval_device.h"
+#include "supervisor/evaluator.h"
 #include "tasks/registry.h"
 
 namespace {

@@ -1,7 +1,7 @@
-// libptxbench_reference.so: the frontier-library references (references/reference.h) behind the same
-// exported ABI as a compiled candidate (compile/trampoline.cc), so ptxbench-runner loads, binds,
-// calls and times a reference exactly like a candidate (design.md §3.4: "the same code path times
-// candidate and reference").
+// libptxbench_reference.so: the frontier-library references (references/reference.h) behind the
+// same exported ABI as a compiled candidate (compile/trampoline.cc), so ptxbench-runner loads,
+// binds, calls and times a reference exactly like a candidate (design.md §3.4: "the same code path
+// times candidate and reference").
 //
 // The runner protocol has no reference-specific message: the supervisor selects the backend
 // through the environment of the reference runner it spawns:

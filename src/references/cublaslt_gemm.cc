@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "references/library_check.h"
 #include "cuda/input_gen.h"
 #include "cuda/l2_flush.h"
+#include "references/library_check.h"
 
 namespace ptxb::gpu {
 namespace {

@@ -15,8 +15,8 @@
 
 #include <cudnn.h>
 
-#include "references/cudnn_sdpa_graph.h"
 #include "cuda/device_buffer.h"
+#include "references/cudnn_sdpa_graph.h"
 #include "references/reference.h"
 
 namespace ptxb::gpu {

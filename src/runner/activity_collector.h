@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "core/result.h"
-#include "runner/attribution.h"
 #include "protocol/protocol.h"
+#include "runner/attribution.h"
 
 namespace ptxb {
 

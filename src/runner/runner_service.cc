@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "core/version.h"
-#include "runner/attribution.h"
+#include "cuda/cuda_check.h"
 #include "protocol/frame.h"
 #include "runner/activity_collector.h"
-#include "cuda/cuda_check.h"
+#include "runner/attribution.h"
 #include "runner/module_watch.h"
 
 namespace ptxb {

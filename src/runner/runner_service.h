@@ -13,12 +13,12 @@
 
 #include "core/json_io.h"
 #include "core/result.h"
-#include "runner/process_census.h"
+#include "cuda/l2_flush.h"
 #include "protocol/protocol.h"
 #include "runner/bound_sets.h"
 #include "runner/candidate_library.h"
-#include "cuda/l2_flush.h"
 #include "runner/nvml_clock.h"
+#include "runner/process_census.h"
 
 namespace ptxb {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/json_io.h"
+#include "cuda/cuda_check.h"
 #include "protocol/self_contained_spec.h"
 #include "runner/candidate_library.h"
-#include "cuda/cuda_check.h"
 
 namespace ptxb {
 namespace {
@@ -77,7 +77,7 @@ Status run_once(const std::string& so_path, const std::string& params_json_path)
     const cudaError_t warm = cudaStreamSynchronize(stream);
     if (warm != cudaSuccess)
       return gpu::cuda_call_error(warm, "cudaStreamSynchronize after a warm-up call", __FILE__,
-                             __LINE__);
+                                  __LINE__);
   }
 
   // ---- the profiled region: exactly one call ----
@@ -87,7 +87,7 @@ Status run_once(const std::string& so_path, const std::string& params_json_path)
   const cudaError_t stop_status = cudaProfilerStop();
   if (call_status != cudaSuccess) {
     return gpu::cuda_call_error(call_status, "cudaStreamSynchronize after the candidate's call",
-                           __FILE__, __LINE__);
+                                __FILE__, __LINE__);
   }
   if (stop_status != cudaSuccess)
     return gpu::cuda_call_error(stop_status, "cudaProfilerStop()", __FILE__, __LINE__);

@@ -7,9 +7,9 @@
 
 #include "core/fs.h"
 #include "core/strings.h"
-#include "supervisor/eval_backend.h"
 #include "sandbox/blocked_syscall.h"
 #include "sandbox/sandbox_report.h"
+#include "supervisor/eval_backend.h"
 
 namespace ptxb {
 namespace {

@@ -11,9 +11,9 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "core/version.h"
+#include "eval/integrity_reasons.h"
 #include "supervisor/eval_sandbox.h"
 #include "supervisor/integrity_checks.h"
-#include "eval/integrity_reasons.h"
 
 namespace ptxb {
 namespace {

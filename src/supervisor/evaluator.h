@@ -12,8 +12,8 @@
 
 #include "compile/compile_types.h"
 #include "core/process.h"
-#include "supervisor/eval_backend.h"
 #include "eval/eval_types.h"
+#include "supervisor/eval_backend.h"
 #include "tasks/task.h"
 
 namespace ptxb {

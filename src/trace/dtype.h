@@ -1,4 +1,5 @@
-// Tensor element types of the FlashInfer-Trace schema and their CUDA C++ spellings (design.md §3.2).
+// Tensor element types of the FlashInfer-Trace schema and their CUDA C++ spellings (design.md
+// §3.2).
 #pragma once
 
 #include <cstddef>

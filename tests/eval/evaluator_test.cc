@@ -850,7 +850,8 @@ TEST_F(EvaluatorTest, ResultRoundTripsAndMapsToSchemaStatuses) {
   EXPECT_FALSE(trace["evaluation"]["ptxbench"].contains("trace_validation_error"));
 }
 
-// ---- sandbox (supervisor/eval_sandbox.h): every untrusted process starts inside ptxbench-sandbox ----
+// ---- sandbox (supervisor/eval_sandbox.h): every untrusted process starts inside ptxbench-sandbox
+// ----
 
 TEST_F(EvaluatorTest, RunnersAndProfilersRunInsideTheSandbox) {
   EvalResult r = run();

@@ -13,12 +13,12 @@
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
-#include "supervisor/device/compare.h"
-#include "supervisor/device/content_hash.h"
-#include "references/library_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/input_gen.h"
 #include "cuda/l2_flush.h"
+#include "references/library_check.h"
+#include "supervisor/device/compare.h"
+#include "supervisor/device/content_hash.h"
 
 #include "test_macros.h"
 

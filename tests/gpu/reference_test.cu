@@ -10,15 +10,15 @@
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
-#include "supervisor/device/compare.h"
-#include "references/cublaslt_gemm.h"
-#include "references/cudnn_sdpa.h"
-#include "references/cudnn_sdpa_graph.h"
 #include "cuda/device_buffer.h"
 #include "cuda/input_gen.h"
 #include "cuda/l2_flush.h"
+#include "references/cublaslt_gemm.h"
+#include "references/cudnn_sdpa.h"
+#include "references/cudnn_sdpa_graph.h"
 #include "references/plain_kernels.h"
 #include "references/reference.h"
+#include "supervisor/device/compare.h"
 
 #include "test_macros.h"
 

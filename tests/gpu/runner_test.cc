@@ -1,7 +1,7 @@
 // GPU tests of the candidate runner (label gpu; run on the H200). The test process plays the
 // supervisor: it owns the buffers, exports them by CUDA IPC, spawns build/ptxbench-runner over a
-// socketpair (supervisor/runner_client.h) and checks the runner's facts. Candidates are built at test
-// time from testdata/runner/candidate.cu (four variants, compiled in parallel).
+// socketpair (supervisor/runner_client.h) and checks the runner's facts. Candidates are built at
+// test time from testdata/runner/candidate.cu (four variants, compiled in parallel).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 

@@ -4,11 +4,11 @@
 #include <cstring>
 
 #include "core/strings.h"
-#include "env/gpu_probe.h"
-#include "supervisor/device/content_hash.h"
 #include "cuda/cuda_check.h"
 #include "cuda/input_gen.h"
+#include "env/gpu_probe.h"
 #include "references/plain_kernels.h"
+#include "supervisor/device/content_hash.h"
 
 namespace ptxb::gpu {
 namespace {

@@ -1,4 +1,5 @@
-// The supervisor's GPU side of an evaluation (supervisor/eval_backend.h EvalDevice), on the real GPU.
+// The supervisor's GPU side of an evaluation (supervisor/eval_backend.h EvalDevice), on the real
+// GPU.
 //
 // Owns every tensor of every input set (exported to the runner by CUDA IPC), the reference
 // outputs (never exported: they exist only in this trusted process, design.md §3.3), the
@@ -14,10 +15,10 @@
 #include <cuda_runtime_api.h>
 
 #include "abi/signature.h"
-#include "supervisor/eval_backend.h"
-#include "supervisor/device/compare.h"
 #include "cuda/device_buffer.h"
 #include "references/reference.h"
+#include "supervisor/device/compare.h"
+#include "supervisor/eval_backend.h"
 
 namespace ptxb::gpu {
 
