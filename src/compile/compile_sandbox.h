@@ -26,7 +26,7 @@
 namespace ptxb {
 
 struct CompileSandboxOptions {
-  // false: tools run unsandboxed (tests with scripted fake tools; the log says so).
+  // false: tools run unsandboxed (`eval --unsafe-no-sandbox`; the log says so).
   bool enabled = true;
   std::string launcher;  // "" = ptxbench-sandbox next to the running executable
   // RLIMIT_AS of every tool process. Compilers, unlike CUDA programs, reserve little address

@@ -352,6 +352,8 @@ Result<CompileResult> compile_solution_impl(const CompileRequest& request,
                         options.sandbox.launcher.empty() ? " next to this executable"
                                                          : " at " + options.sandbox.launcher);
     launcher = *found;
+  } else {
+    pipeline.log() += "# compile sandbox off (unsafe): the tools run with the harness's rights\n";
   }
 
   PTXB_ASSIGN_OR_RETURN(const std::string dir, cache.make_staging_dir());
