@@ -184,6 +184,11 @@ class SandboxedCompile : public ::testing::Test {
     (void)write_file_atomic(secret_, std::string(kSandboxCanary) + "\n");
   }
 
+  // The cache, the staging dirs and the harness file go with the suite.
+  static void TearDownTestSuite() {
+    if (!root_.empty()) remove_tree(root_);
+  }
+
   void SetUp() override {
     if (toolchain_ == nullptr) GTEST_SKIP() << "no CUDA toolchain here";
   }
