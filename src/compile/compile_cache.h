@@ -21,7 +21,9 @@ namespace ptxb {
 // Bumped whenever the pipeline's output for the same inputs changes (new analysis fields...).
 // v2: the symbol allow-list grew (nanosleep, sched_yield, __libc_single_threaded).
 // v3: __isoc23_strto* (glibc >= 2.38 headers, as on the H200 machine).
-inline constexpr const char* kCompileCacheFormat = "ptxbench-compile-v3";
+// v4: sanitized logs (compile/log_sanitizer.h) and the file-directive scan; a v3 entry may hold
+//     a log that quotes a file outside the compile view.
+inline constexpr const char* kCompileCacheFormat = "ptxbench-compile-v4";
 
 std::string compile_cache_key(const CompileRequest& request, const ToolchainInfo& toolchain,
                               const std::vector<std::string>& compile_command,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "abi/signature.h"
+#include "compile/compile_sandbox.h"
 #include "compile/forbidden.h"
 #include "compile/toolchain.h"
 #include "core/json_io.h"
@@ -37,6 +38,9 @@ struct CompileOptions {
   // in `forbidden` but the compile still succeeds, so the run-time checks and the sandbox can be
   // shown to stop the candidate by themselves. Part of the cache key when off.
   bool enforce_forbidden = true;
+  // Every tool of the compile runs in the compile sandbox (compile/compile_sandbox.h): the view,
+  // the limits. Not part of the cache key: a limit kill is never cached.
+  CompileSandboxOptions sandbox;
 
   // Defaults: include_dirs = every <repo>/packs/*/include that exists; cache_dir =
   // $PTXBENCH_CACHE_DIR, else ~/.cache/ptxbench/compile.
@@ -91,7 +95,10 @@ struct CompileArtifact {
 struct CompileResult {
   CompileStatus status = CompileStatus::kCompileError;
   // Machine-readable reason: "" for OK; "syntax_error", "missing_run", "compile_timeout",
-  // "source_too_large", "source_not_text", "link_error", "forbidden_header", "forbidden_symbol".
+  // "source_too_large", "source_not_text", "link_error", "forbidden_header", "forbidden_symbol",
+  // "forbidden_directive", "compile_limit_memory", "compile_limit_file_size",
+  // "compile_limit_cpu", "compile_limit_processes", "compile_sandbox_seccomp",
+  // "analysis_failed".
   std::string reason;
   std::string message;                        // one-line human summary
   std::vector<SourceDiagnostic> diagnostics;  // errors/warnings located in the candidate

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <regex>
 
+#include <unistd.h>
+
 #include "compile/compile_cache.h"
+#include "compile/compile_sandbox.h"
 #include "compile/elf_reader.h"
 #include "compile/forbidden.h"
+#include "compile/log_sanitizer.h"
 #include "compile/trampoline.h"
 #include "core/fs.h"
 #include "core/sha256.h"
@@ -40,7 +44,7 @@ std::vector<std::string> tool_environment() {
   return env;
 }
 
-// State of one compile: the deadline shared by every tool, the log, stage times.
+// State of one compile: the deadline shared by every tool, the log, stage times, the sandbox.
 class Pipeline {
  public:
   Pipeline(const CompileRequest& request, const Toolchain& toolchain)
@@ -48,6 +52,13 @@ class Pipeline {
         toolchain_(toolchain),
         start_(Clock::now()),
         deadline_(start_ + request.options.timeout) {}
+
+  // From now on every tool runs in the compile sandbox with `staging_dir` as its only writable
+  // place (compile/compile_sandbox.h).
+  void sandbox(std::string launcher, std::string staging_dir) {
+    launcher_ = std::move(launcher);
+    staging_dir_ = std::move(staging_dir);
+  }
 
   // Runs a tool in `cwd` with what is left of the compile's time budget. nullopt result with
   // `timed_out_` set when the budget is spent.
@@ -60,8 +71,17 @@ class Pipeline {
     spec.env = tool_environment();
     spec.timeout = std::max(left, std::chrono::milliseconds(1));
     spec.output_cap_bytes = kMaxToolOutput;
+    if (!launcher_.empty()) {
+      const SandboxPolicy policy =
+          compile_sandbox_policy(request_.options.sandbox, toolchain_.info(),
+                                 request_.options.include_dirs, staging_dir_, cwd, spec.timeout);
+      spec.argv = sandbox_command(launcher_, policy, argv);
+    }
+    // The log shows the tool's own command line; the sandbox's is in docs/compile.md.
     log_ += "$ " + join(argv, " ") + "\n";
     PTXB_ASSIGN_OR_RETURN(ProcessResult result, toolchain_.runner().run(spec));
+    if (!launcher_.empty() && compile_sandbox_setup_failed(result))
+      return make_error("sandbox", "compile sandbox: {}", trim(result.stderr_text));
     log_ += result.stdout_text;
     log_ += result.stderr_text;
     if (!ends_with(log_, "\n")) log_ += "\n";
@@ -69,6 +89,15 @@ class Pipeline {
       log_ += "# " + argv[0].substr(argv[0].rfind('/') + 1) + ": " + result.describe() + "\n";
     return result;
   }
+
+  // Folders the harness creates for a tool to write in belong to the sandbox uid (as root; as
+  // another user the uid is the same inside and out).
+  Status hand_over(const std::string& path) const {
+    if (launcher_.empty() || ::geteuid() != 0) return ok_status();
+    const SandboxPolicy defaults;
+    return chown_tree(path, defaults.uid, defaults.gid);
+  }
+  bool sandboxed() const { return !launcher_.empty(); }
 
   void stage(const std::string& name, Clock::time_point since) {
     stages_.emplace_back(name, ms_since(since));
@@ -82,8 +111,26 @@ class Pipeline {
   const Toolchain& toolchain_;
   Clock::time_point start_;
   Clock::time_point deadline_;
+  std::string launcher_;
+  std::string staging_dir_;
   std::string log_;
   std::vector<std::pair<std::string, double>> stages_;
+};
+
+// Removes the staging dir on every path out of compile_solution that did not publish it:
+// failures, early error returns and exceptions alike.
+class StagingGuard {
+ public:
+  explicit StagingGuard(std::string dir) : dir_(std::move(dir)) {}
+  StagingGuard(const StagingGuard&) = delete;
+  StagingGuard& operator=(const StagingGuard&) = delete;
+  ~StagingGuard() {
+    if (!dir_.empty()) remove_tree(dir_);
+  }
+  void release() { dir_.clear(); }
+
+ private:
+  std::string dir_;
 };
 
 std::string first_error_line(const std::string& log) {
@@ -122,6 +169,7 @@ Status analyse_binary(Pipeline& pipeline, const Toolchain& toolchain, const std:
   // Cubins are extracted from the shared object itself, so what is analysed (and later hashed
   // by the runner's module-load check) is exactly what the GPU will load.
   PTXB_RETURN_IF_ERROR(make_directories(dir + "/" + kCubinDir));
+  PTXB_RETURN_IF_ERROR(pipeline.hand_over(dir + "/" + kCubinDir));
   PTXB_ASSIGN_OR_RETURN(ProcessResult extract, pipeline.run_tool({cuobjdump, "-xelf", "all",
                                                                   "../" + artifact.shared_object},
                                                                  dir + "/" + kCubinDir));
@@ -235,7 +283,10 @@ std::vector<SourceDiagnostic> parse_source_diagnostics(std::string_view log) {
   return diagnostics;
 }
 
-Result<CompileResult> compile_solution(const CompileRequest& request, const Toolchain& toolchain) {
+namespace {
+
+Result<CompileResult> compile_solution_impl(const CompileRequest& request,
+                                            const Toolchain& toolchain) {
   const CompileOptions& options = request.options;
   Pipeline pipeline(request, toolchain);
   auto since = Clock::now();
@@ -260,6 +311,19 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
                   fmt::format("{}: not valid UTF-8 text: {}", request.source_name, utf8));
   pipeline.stage("validate", since);
 
+  // --- file directives that would read outside the compile view: refused before any tool runs
+  // (the sandbox's view stops the forms this scan cannot see) ---
+  std::vector<ForbiddenFinding> directives =
+      check_file_directives(request.source, request.source_name);
+  if (!directives.empty() && options.enforce_forbidden) {
+    CompileResult refused =
+        failed(CompileStatus::kForbidden, "forbidden_directive", directives.front().describe());
+    refused.forbidden = std::move(directives);
+    refused.stage_ms = pipeline.stages();
+    refused.stage_ms.emplace_back("total", ms_since(pipeline.start()));
+    return refused;
+  }
+
   // --- cache ---
   since = Clock::now();
   const auto compile_command = nvcc_compile_command(toolchain.info(), request, gencode);
@@ -278,8 +342,32 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   }
   pipeline.stage("cache_lookup", since);
 
+  std::string launcher;
+  if (options.sandbox.enabled) {
+    auto found = compile_sandbox_launcher(options.sandbox);
+    if (!found)
+      return make_error("sandbox",
+                        "compile sandbox: the launcher ptxbench-sandbox was not found{}; build it "
+                        "(it is installed next to ptxbench)",
+                        options.sandbox.launcher.empty() ? " next to this executable"
+                                                         : " at " + options.sandbox.launcher);
+    launcher = *found;
+  } else {
+    pipeline.log() += "# compile sandbox off (unsafe): the tools run with the harness's rights\n";
+  }
+
   PTXB_ASSIGN_OR_RETURN(const std::string dir, cache.make_staging_dir());
+  StagingGuard staging_guard(dir);
+  pipeline.sandbox(launcher, dir);
+  LogSanitizerContext shown;
+  shown.staging_dir = canonical_path(dir);
+  shown.toolkit_dirs = toolkit_dirs(toolchain.info());
+  shown.pack_dirs = options.include_dirs;
+  shown.host_dirs = default_host_dirs();
+  shown.host_dirs.push_back(options.cache_dir);
+  shown.host_dirs.push_back(canonical_path(options.cache_dir));
   CompileResult result;
+  result.forbidden = directives;  // recorded when the static checks are off (test-only)
   CompileArtifact& artifact = result.artifact;
   artifact.directory = dir;  // the staging dir while building; the cache entry once published
   artifact.arch = options.arch;
@@ -294,10 +382,16 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
   PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/" + artifact.trampoline_file,
                                          generate_trampoline(request.signature)));
   PTXB_RETURN_IF_ERROR(make_directories(dir + "/" + kKeepDir));
+  PTXB_RETURN_IF_ERROR(pipeline.hand_over(dir));
 
   auto finish = [&](CompileResult&& done, bool cacheable) -> Result<CompileResult> {
-    done.log = cap_text(pipeline.log(), options.log_cap_bytes);
-    done.log_truncated = pipeline.log().size() > options.log_cap_bytes;
+    // What a model reads: no file contents from outside the view, no host paths.
+    const std::string log = sanitize_compile_log(pipeline.log(), shown);
+    done.log = cap_text(log, options.log_cap_bytes);
+    done.log_truncated = log.size() > options.log_cap_bytes;
+    done.message = trim(sanitize_compile_log(done.message, shown));
+    if (!done.artifact.directory.empty() && pipeline.sandboxed() && ::geteuid() == 0)
+      PTXB_RETURN_IF_ERROR(chown_tree(dir, ::geteuid(), ::getegid()));
     remove_tree(dir + "/" + kKeepDir);
     std::remove((dir + "/" + kObjectFile).c_str());
     if (!cacheable) {
@@ -316,6 +410,7 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
     PTXB_RETURN_IF_ERROR(
         write_file_atomic(dir + "/result.json", dump_pretty(compile_result_to_json(done))));
     PTXB_ASSIGN_OR_RETURN(bool ours, cache.publish(dir, key, replace_entry));
+    staging_guard.release();
     if (!ours) {
       // A concurrent process stored the same key first: return its artifact, whose hashes match its
       // files.
@@ -340,8 +435,12 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
                            request.source_name, options.timeout.count() / 1000.0)),
         /*cacheable=*/false);
   }
+  if (auto kill = compile_limit_kill(compile, options.sandbox, "nvcc -c " + request.source_name))
+    return finish(failed(CompileStatus::kCompileError, kill->reason, kill->message), false);
   const std::string compile_output = compile.stdout_text + compile.stderr_text;
-  result.diagnostics = parse_source_diagnostics(compile_output);
+  // Diagnostics located in a file outside the view quote that file: never shown.
+  for (auto& d : parse_source_diagnostics(compile_output))
+    if (log_file_shown(d.file, shown)) result.diagnostics.push_back(std::move(d));
   result.ptxas = parse_ptxas_report(compile_output);
 
   // --- header allow-list, from both passes' preprocessed output (even if the compile failed:
@@ -389,6 +488,10 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
       }
     if (first.empty()) first = first_error_line(compile_output);
     result.message = first.empty() ? "nvcc failed: " + compile.describe() : first;
+    // With the static checks off (test-only) a file directive reaches the tools, which cannot
+    // open its file in the view: say which directive it was.
+    if (!directives.empty())
+      result.message += " (the source uses " + directives.front().describe() + ")";
     return finish(std::move(result), true);
   }
 
@@ -402,6 +505,8 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
                fmt::format("{}: linking exceeded the time limit of {:.1f} s and was killed",
                            request.source_name, options.timeout.count() / 1000.0)),
         false);
+  if (auto kill = compile_limit_kill(link, options.sandbox, "nvcc -shared (link)"))
+    return finish(failed(CompileStatus::kCompileError, kill->reason, kill->message), false);
   if (!link.succeeded()) {
     result.status = CompileStatus::kCompileError;
     result.reason = "link_error";
@@ -439,7 +544,12 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
     return finish(std::move(result), true);
   }
 
-  PTXB_RETURN_IF_ERROR(analyse_binary(pipeline, toolchain, dir, result));
+  // The binary is the candidate's: a disassembler that fails or is stopped on it is a verdict.
+  if (auto analysed = analyse_binary(pipeline, toolchain, dir, result); !analysed.ok())
+    return finish(
+        failed(CompileStatus::kCompileError, "analysis_failed",
+               "the compiled kernel.so could not be analysed: " + analysed.error().message),
+        false);
   result.status = CompileStatus::kOk;
   result.message =
       fmt::format("compiled for {}; target instructions {}", options.arch,
@@ -452,6 +562,17 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
         "recorded, first: {}",
         result.forbidden.size(), result.forbidden.front().describe());
   return finish(std::move(result), true);
+}
+
+}  // namespace
+
+Result<CompileResult> compile_solution(const CompileRequest& request, const Toolchain& toolchain) {
+  // The staging dir is removed by its guard while the exception unwinds.
+  try {
+    return compile_solution_impl(request, toolchain);
+  } catch (const std::exception& e) {
+    return make_error("internal", "compile_solution: {}", e.what());
+  }
 }
 
 }  // namespace ptxb

@@ -109,6 +109,7 @@ bool allowed_system_header(const std::string& path) {
 }  // namespace
 
 std::string ForbiddenFinding::describe() const {
+  if (kind == Kind::kDirective) return item + ": " + rule;
   if (kind == Kind::kSymbol) {
     const std::string shown =
         demangled.empty() || demangled == item ? item : item + " (" + demangled + ")";
@@ -120,7 +121,10 @@ std::string ForbiddenFinding::describe() const {
 }
 
 Json forbidden_finding_to_json(const ForbiddenFinding& finding) {
-  return Json{{"kind", finding.kind == ForbiddenFinding::Kind::kHeader ? "header" : "symbol"},
+  const char* kind = finding.kind == ForbiddenFinding::Kind::kHeader   ? "header"
+                     : finding.kind == ForbiddenFinding::Kind::kSymbol ? "symbol"
+                                                                       : "directive";
+  return Json{{"kind", kind},
               {"item", finding.item},
               {"demangled", finding.demangled},
               {"rule", finding.rule},
@@ -130,8 +134,10 @@ Json forbidden_finding_to_json(const ForbiddenFinding& finding) {
 
 ForbiddenFinding forbidden_finding_from_json(const Json& json) {
   ForbiddenFinding finding;
-  finding.kind = json.value("kind", "header") == "symbol" ? ForbiddenFinding::Kind::kSymbol
-                                                          : ForbiddenFinding::Kind::kHeader;
+  const std::string kind = json.value("kind", "header");
+  finding.kind = kind == "symbol"      ? ForbiddenFinding::Kind::kSymbol
+                 : kind == "directive" ? ForbiddenFinding::Kind::kDirective
+                                       : ForbiddenFinding::Kind::kHeader;
   finding.item = json.value("item", "");
   finding.demangled = json.value("demangled", "");
   finding.rule = json.value("rule", "");
@@ -251,6 +257,122 @@ std::vector<ForbiddenFinding> check_headers(const std::vector<IncludedFile>& fil
       finding.include_chain.push_back(includer == policy.source_path ? basename_of(includer)
                                                                      : includer);
     findings.push_back(std::move(finding));
+  }
+  return findings;
+}
+
+namespace {
+
+// `source` with comments replaced by spaces (newlines kept, so line numbers stay). String and
+// character literals are kept, raw strings included: asm() text lives in them.
+std::string strip_comments(std::string_view source) {
+  std::string out(source);
+  std::size_t i = 0;
+  const std::size_t n = source.size();
+  auto blank = [&](std::size_t from, std::size_t to) {
+    for (std::size_t k = from; k < to && k < n; ++k)
+      if (out[k] != '\n') out[k] = ' ';
+  };
+  while (i < n) {
+    const char c = source[i];
+    if (c == '/' && i + 1 < n && source[i + 1] == '/') {
+      std::size_t end = source.find('\n', i);
+      if (end == std::string_view::npos) end = n;
+      blank(i, end);
+      i = end;
+    } else if (c == '/' && i + 1 < n && source[i + 1] == '*') {
+      std::size_t end = source.find("*/", i + 2);
+      end = end == std::string_view::npos ? n : end + 2;
+      blank(i, end);
+      i = end;
+    } else if (c == 'R' && i + 1 < n && source[i + 1] == '"' &&
+               (i == 0 ||
+                !(std::isalnum(static_cast<unsigned char>(source[i - 1])) ||
+                  source[i - 1] == '_') ||
+                source[i - 1] == 'u' || source[i - 1] == 'U' || source[i - 1] == 'L' ||
+                source[i - 1] == '8')) {
+      const std::size_t open = source.find('(', i + 2);
+      if (open == std::string_view::npos) break;
+      const std::string close = ")" + std::string(source.substr(i + 2, open - i - 2)) + "\"";
+      const std::size_t end = source.find(close, open);
+      i = end == std::string_view::npos ? n : end + close.size();
+    } else if (c == '"' || c == '\'') {
+      std::size_t k = i + 1;
+      while (k < n && source[k] != c && source[k] != '\n') k += source[k] == '\\' ? 2 : 1;
+      i = k + 1;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool reaches_outside(const std::string& path) {
+  if (starts_with(path, "/")) return true;
+  for (const auto& part : split(path, '/'))
+    if (part == "..") return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<ForbiddenFinding> check_file_directives(std::string_view source,
+                                                    const std::string& source_name) {
+  static const std::regex kInclude(R"(^\s*#\s*(include_next|include|import|embed)\b\s*(.*)$)");
+  static const std::regex kOperand(R"re(^\s*(?:"([^"]*)"|<([^>]*)>))re");
+  static const std::regex kHasInclude(
+      R"re(__has_include(_next)?\s*\(\s*(?:"([^"]*)"|<([^>]*)>)?)re");
+  // A directive starts a line or statement of the asm text: after a non-name character or an
+  // escaped newline/tab ("...\\n.incbin ...").
+  static const std::regex kAsmFile(R"((^|[^A-Za-z0-9_$.]|\\[nt])\.(incbin|include)\b(?!\s*\())");
+  std::vector<ForbiddenFinding> findings;
+  const std::string text = strip_comments(source);
+  auto add = [&](int line, const std::string& directive, const std::string& rule) {
+    ForbiddenFinding finding;
+    finding.kind = ForbiddenFinding::Kind::kDirective;
+    std::string shown = trim(directive);
+    if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
+    finding.item = fmt::format("{}:{}: {}", source_name, line, shown);
+    finding.rule = rule;
+    findings.push_back(std::move(finding));
+  };
+  int number = 0;
+  for (const auto& line : split_lines(text)) {
+    ++number;
+    std::smatch match;
+    if (std::regex_match(line, match, kInclude)) {
+      const std::string keyword = match[1];
+      std::smatch operand;
+      const std::string rest = match[2];
+      if (keyword == "include_next") {
+        add(number, "#" + keyword + " " + rest,
+            "#include_next searches the include path past the candidate's own headers");
+      } else if (keyword == "embed") {
+        add(number, "#embed " + rest, "#embed reads a file into the program");
+      } else if (std::regex_search(rest, operand, kOperand)) {
+        const std::string path = operand[1].matched ? operand[1].str() : operand[2].str();
+        if (reaches_outside(path))
+          add(number, "#" + keyword + " " + rest,
+              "#" + keyword + " of a path outside the compile view (absolute or with ..)");
+      }
+    }
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), kHasInclude);
+         it != std::sregex_iterator(); ++it) {
+      const auto& m = *it;
+      const std::string path = m[2].matched ? m[2].str() : m[3].str();
+      if (m[1].matched)
+        add(number, m.str(0), "__has_include_next searches the include path past the candidate");
+      else if (reaches_outside(path))
+        add(number, m.str(0), "__has_include of a path outside the compile view");
+    }
+    if (std::regex_search(line, match, kAsmFile)) {
+      const std::string directive = "." + match[2].str();
+      add(number, line.substr(static_cast<std::size_t>(match.position(2)) - 1),
+          "assembler " + directive +
+              " reads a file at compile time (the candidate is one source file; it has nothing "
+              "to " +
+              (directive == ".incbin" ? "embed" : "include") + ")");
+    }
   }
   return findings;
 }

@@ -26,9 +26,11 @@
 namespace ptxb {
 
 struct ForbiddenFinding {
-  enum class Kind { kHeader, kSymbol };
+  // kDirective: a file directive in the source that reads outside the compile view
+  // (check_file_directives).
+  enum class Kind { kHeader, kSymbol, kDirective };
   Kind kind = Kind::kHeader;
-  std::string item;       // resolved header path, or symbol name
+  std::string item;       // resolved header path, symbol name, or "kernel.cu:LINE: DIRECTIVE"
   std::string demangled;  // symbols: the demangled C++ name when it differs
   std::string rule;       // why: "cuBLAS", "dynamic loading", "not in the header allow-list"
   std::vector<std::string>
@@ -68,6 +70,18 @@ std::vector<ForbiddenFinding> check_headers(const std::vector<IncludedFile>& fil
 std::optional<std::string> symbol_denial(const std::string& name);
 
 std::vector<ForbiddenFinding> check_undefined_symbols(const std::vector<std::string>& undefined);
+
+// File directives in the candidate's source that read files at compile time, found by a scan of
+// the text itself (comments removed; string literals kept, since asm() text lives in them):
+//   - `#include`/`#import`/`__has_include` of an absolute path or one with a `..` component
+//     (the candidate is one file: it has nothing of its own to include by path);
+//   - `#include_next`, `__has_include_next`, `#embed` (only header trickery needs them);
+//   - the assembler's `.incbin` and `.include`, in top-level or inline asm: they read any file
+//     at assembly time and the content reaches the object or the log.
+// A directive spelled through macros or string concatenation escapes this scan; the compile
+// sandbox's view is what keeps such a read away from the harness's files (docs/integrity.md).
+std::vector<ForbiddenFinding> check_file_directives(std::string_view source,
+                                                    const std::string& source_name);
 
 // The C++ demangled form of `name`, or `name` itself if it is not a mangled name.
 std::string demangle_symbol(const std::string& name);

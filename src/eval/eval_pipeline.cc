@@ -77,6 +77,8 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   compile_request.options = CompileOptions::defaults();
   compile_request.options.arch = result.arch;
   compile_request.options.enforce_forbidden = !request.options.disable_static_checks;
+  // The one escape from the sandbox covers the compile's tools too (recorded in the trace).
+  compile_request.options.sandbox.enabled = !request.options.unsafe_no_sandbox;
   compile_request.source = request.source;
   compile_request.source_name = request.source_name;
   compile_request.signature = make_run_signature(task->definition);

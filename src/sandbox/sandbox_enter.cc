@@ -162,6 +162,143 @@ Status close_other_descriptors(std::vector<int> keep) {
   return close_gap(next, ~0u);
 }
 
+// mkdir -p below `root` (inside the view being built). EEXIST is fine: the path may already be
+// visible through an earlier bind, which is read-only by then, so nothing is created on the host.
+Status make_view_directories(const std::string& root, const std::string& path) {
+  std::string at = root;
+  for (const auto& part : split(path, '/')) {
+    if (part.empty()) continue;
+    at += "/" + part;
+    if (::mkdir(at.c_str(), 0755) != 0 && errno != EEXIST) return errno_error("view: mkdir " + at);
+  }
+  return ok_status();
+}
+
+bool covered_by(const std::string& path, const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs)
+    if (path == dir || starts_with(path, dir == "/" ? dir : dir + "/")) return true;
+  return false;
+}
+
+// The compile view (SandboxPolicy::view): a fresh tmpfs root holding only the allowed host paths,
+// then pivot_root into it. Host paths are opened (O_PATH) before anything is mounted, so a view
+// root mounted over /tmp cannot hide a staging dir that lives under the host's /tmp.
+Status build_view(const SandboxPolicy& policy, uid_t uid, gid_t gid) {
+  struct Entry {
+    std::string path;
+    std::string link;  // non-empty: recreate as this symlink
+    int fd = -1;
+    bool directory = false;
+    bool writable = false;
+  };
+  std::vector<Entry> entries;
+  auto add = [&](const std::string& path, bool writable) -> Status {
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) return ok_status();  // not on this host: skip
+    Entry entry{path, "", -1, S_ISDIR(info.st_mode), writable};
+    if (S_ISLNK(info.st_mode) && !writable) {
+      char target[4096];
+      const ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
+      if (n < 0) return errno_error("view: readlink " + path);
+      entry.link.assign(target, static_cast<std::size_t>(n));
+    } else {
+      entry.fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+      if (entry.fd < 0) return errno_error("view: open " + path);
+      if (::fstat(entry.fd, &info) != 0) return errno_error("view: stat " + path);
+      entry.directory = S_ISDIR(info.st_mode);
+    }
+    entries.push_back(std::move(entry));
+    return ok_status();
+  };
+  for (const auto& path : policy.view_read_only) PTXB_RETURN_IF_ERROR(add(path, false));
+  // The devices compilers open; /dev/zero, /dev/full, ttys and the GPU's are absent on purpose.
+  for (const char* device : {"/dev/null", "/dev/urandom", "/dev/random"})
+    PTXB_RETURN_IF_ERROR(add(device, false));
+  PTXB_RETURN_IF_ERROR(add(policy.scratch_dir, true));
+  // Parents before children; a path already inside a bound directory is visible through it.
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.path.size() < b.path.size(); });
+
+  const std::string root = "/tmp";
+  if (!is_directory(root)) return make_error("sandbox", "view: no /tmp to build the view on");
+  PTXB_RETURN_IF_ERROR(mount_tmpfs(root, 16ull << 20, "0755", 0, 0));
+  // The private /tmp first: a scratch dir under the host's /tmp is then bound on top of it.
+  PTXB_RETURN_IF_ERROR(make_view_directories(root, "/tmp"));
+  PTXB_RETURN_IF_ERROR(mount_tmpfs(root + "/tmp", policy.tmp_bytes, "1777", uid, gid));
+  std::vector<std::string> bound_dirs;
+  for (const auto& entry : entries) {
+    if (!entry.writable && covered_by(entry.path, bound_dirs)) continue;
+    const std::string target = root + entry.path;
+    const auto slash = entry.path.rfind('/');
+    PTXB_RETURN_IF_ERROR(make_view_directories(root, entry.path.substr(0, slash)));
+    if (!entry.link.empty()) {
+      if (::symlink(entry.link.c_str(), target.c_str()) != 0 && errno != EEXIST)
+        return errno_error("view: symlink " + target);
+      continue;
+    }
+    if (entry.directory) {
+      if (::mkdir(target.c_str(), 0755) != 0 && errno != EEXIST)
+        return errno_error("view: mkdir " + target);
+    } else {
+      const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0 && errno != EEXIST && errno != EROFS) return errno_error("view: create " + target);
+      if (fd >= 0) ::close(fd);
+    }
+    const std::string source = fmt::format("/proc/self/fd/{}", entry.fd);
+    if (::mount(source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+      return errno_error("view: bind " + entry.path);
+    ::close(entry.fd);
+    // Read-only at once: a later mkdir below it then fails instead of writing to the host.
+    PTXB_RETURN_IF_ERROR(set_read_only(target.c_str(), /*recursive=*/true, !entry.writable));
+    if (entry.directory) bound_dirs.push_back(entry.path);
+  }
+  if (policy.view_proc && ::geteuid() == 0) {
+    PTXB_RETURN_IF_ERROR(make_view_directories(root, "/proc"));
+    if (::mount("proc", (root + "/proc").c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                "hidepid=invisible,subset=pid") != 0)
+      return errno_error("view: mount /proc (hidepid=invisible,subset=pid; Linux 5.8 or later)");
+  }
+
+  // Into the view: the old root is stacked on the new one and detached at once.
+  PTXB_SANDBOX_CHECK(::chdir(root.c_str()), "view: chdir");
+  PTXB_SANDBOX_CHECK(::syscall(SYS_pivot_root, ".", "."), "view: pivot_root");
+  PTXB_SANDBOX_CHECK(::umount2(".", MNT_DETACH), "view: detach the old root");
+  PTXB_SANDBOX_CHECK(::chdir("/"), "view: chdir /");
+  PTXB_RETURN_IF_ERROR(set_read_only("/", /*recursive=*/false, /*read_only=*/true));
+  return ok_status();
+}
+
+// The runner and profiler profiles: the host's tree, all of it read-only, with tmpfs scratch,
+// /tmp and /dev/shm and the hidden libraries covered.
+Status mount_host_view(const SandboxPolicy& policy, const std::string& program, uid_t uid,
+                       gid_t gid) {
+  if (policy.scratch_tmpfs)
+    PTXB_RETURN_IF_ERROR(mount_tmpfs(policy.scratch_dir, policy.scratch_bytes, "0700", uid, gid));
+  // A private /tmp would hide a scratch directory or a program that lives under the host's.
+  const bool private_tmp = policy.private_tmp && is_directory("/tmp") &&
+                           !starts_with(canonical_path(policy.scratch_dir), "/tmp/") &&
+                           !starts_with(canonical_path(program), "/tmp/");
+  if (private_tmp) PTXB_RETURN_IF_ERROR(mount_tmpfs("/tmp", policy.tmp_bytes, "1777", uid, gid));
+  const bool have_dev_shm = is_directory("/dev/shm");
+  if (policy.private_dev_shm && have_dev_shm)
+    PTXB_RETURN_IF_ERROR(mount_tmpfs("/dev/shm", policy.dev_shm_bytes, "1777", uid, gid));
+  for (const auto& path : policy.hidden_files) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) continue;  // nothing there to hide
+    if (::mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      return errno_error("hide " + path);
+  }
+  PTXB_RETURN_IF_ERROR(set_read_only("/", /*recursive=*/true, /*read_only=*/true));
+  PTXB_RETURN_IF_ERROR(set_read_only(policy.scratch_dir.c_str(), false, false));
+  // /proc stays writable: the CUDA driver writes to its own process's files there (with /proc
+  // read-only, context creation fails with cudaErrorOperatingSystem; seen on the H200). procfs
+  // checks every write itself: an unprivileged uid can write only its own processes' files.
+  if (is_directory("/proc/self")) PTXB_RETURN_IF_ERROR(set_read_only("/proc", false, false));
+  if (have_dev_shm) PTXB_RETURN_IF_ERROR(set_read_only("/dev/shm", false, false));
+  if (private_tmp) PTXB_RETURN_IF_ERROR(set_read_only("/tmp", false, false));
+  return ok_status();
+}
+
 Status enter(const SandboxPolicy& policy, const std::string& program, SeccompFilter& filter) {
   const bool root = ::geteuid() == 0;
   const uid_t outer_uid = ::getuid();
@@ -193,34 +330,19 @@ Status enter(const SandboxPolicy& policy, const std::string& program, SeccompFil
   // Nothing we mount here may propagate back to the host's mount namespace.
   PTXB_SANDBOX_CHECK(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr),
                      "make mounts private");
-  PTXB_RETURN_IF_ERROR(mount_tmpfs(policy.scratch_dir, policy.scratch_bytes, "0700", uid, gid));
-  // A private /tmp would hide a scratch directory or a program that lives under the host's.
-  const bool private_tmp = policy.private_tmp && is_directory("/tmp") &&
-                           !starts_with(canonical_path(policy.scratch_dir), "/tmp/") &&
-                           !starts_with(canonical_path(program), "/tmp/");
-  if (private_tmp) PTXB_RETURN_IF_ERROR(mount_tmpfs("/tmp", policy.tmp_bytes, "1777", uid, gid));
-  const bool have_dev_shm = is_directory("/dev/shm");
-  if (policy.private_dev_shm && have_dev_shm)
-    PTXB_RETURN_IF_ERROR(mount_tmpfs("/dev/shm", policy.dev_shm_bytes, "1777", uid, gid));
-  for (const auto& path : policy.hidden_files) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) continue;  // nothing there to hide
-    if (::mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr) != 0)
-      return errno_error("hide " + path);
+  if (policy.view) {
+    PTXB_RETURN_IF_ERROR(build_view(policy, uid, gid));
+  } else {
+    PTXB_RETURN_IF_ERROR(mount_host_view(policy, program, uid, gid));
   }
-  PTXB_RETURN_IF_ERROR(set_read_only("/", /*recursive=*/true, /*read_only=*/true));
-  PTXB_RETURN_IF_ERROR(set_read_only(policy.scratch_dir.c_str(), false, false));
-  // /proc stays writable: the CUDA driver writes to its own process's files there (with /proc
-  // read-only, context creation fails with cudaErrorOperatingSystem; seen on the H200). procfs
-  // checks every write itself: an unprivileged uid can write only its own processes' files.
-  if (is_directory("/proc/self")) PTXB_RETURN_IF_ERROR(set_read_only("/proc", false, false));
-  if (have_dev_shm) PTXB_RETURN_IF_ERROR(set_read_only("/dev/shm", false, false));
-  if (private_tmp) PTXB_RETURN_IF_ERROR(set_read_only("/tmp", false, false));
 
   if (policy.network_namespace && policy.loopback_up) PTXB_RETURN_IF_ERROR(loopback_up());
 
   // --- limits (lowering one needs no privilege; they survive the uid change and the exec),
   // then credentials ---
+  if (policy.address_space_bytes > 0)
+    PTXB_RETURN_IF_ERROR(
+        set_limit(RLIMIT_AS, policy.address_space_bytes, policy.address_space_bytes, "AS"));
   PTXB_RETURN_IF_ERROR(set_limit(RLIMIT_CPU, policy.cpu_seconds, policy.cpu_seconds + 5, "CPU"));
   PTXB_RETURN_IF_ERROR(
       set_limit(RLIMIT_FSIZE, policy.file_size_bytes, policy.file_size_bytes, "FSIZE"));
@@ -246,11 +368,13 @@ Status enter(const SandboxPolicy& policy, const std::string& program, SeccompFil
   // Die with the supervisor; cleared by the uid change, hence set after it.
   PTXB_SANDBOX_CHECK(::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), "parent-death signal");
   if (::getppid() != parent) return make_error("sandbox", "the parent exited during set-up");
-  if (::chdir(policy.scratch_dir.c_str()) != 0)
+  const std::string& working_dir =
+      policy.working_dir.empty() ? policy.scratch_dir : policy.working_dir;
+  if (::chdir(working_dir.c_str()) != 0)
     return errno_error(
         fmt::format("chdir {} as uid {} (every directory above it must be "
                     "searchable by others)",
-                    policy.scratch_dir, uid));
+                    working_dir, uid));
   if (::access(program.c_str(), X_OK) != 0)
     return errno_error(
         fmt::format("{} is not executable as uid {} (every directory above it "

@@ -54,7 +54,15 @@ std::vector<std::string> SandboxPolicy::default_env_allow() {
 }
 
 std::string_view seccomp_profile_name(SeccompProfile profile) {
-  return profile == SeccompProfile::kRunner ? "runner" : "profiler";
+  switch (profile) {
+    case SeccompProfile::kRunner:
+      return "runner";
+    case SeccompProfile::kProfiler:
+      return "profiler";
+    case SeccompProfile::kCompiler:
+      break;
+  }
+  return "compiler";
 }
 
 bool looks_like_credential(std::string_view name) {
@@ -73,6 +81,12 @@ bool looks_like_credential(std::string_view name) {
 Json SandboxPolicy::to_json() const {
   return Json{{"scratch_dir", scratch_dir},
               {"scratch_bytes", scratch_bytes},
+              {"scratch_tmpfs", scratch_tmpfs},
+              {"working_dir", working_dir},
+              {"view", view},
+              {"view_read_only", view_read_only},
+              {"view_proc", view_proc},
+              {"address_space_bytes", address_space_bytes},
               {"uid", uid},
               {"gid", gid},
               {"network_namespace", network_namespace},
@@ -97,6 +111,12 @@ Result<SandboxPolicy> SandboxPolicy::from_json(const Json& json) {
   SandboxPolicy p;
   PTXB_RETURN_IF_ERROR(read_field(json, "scratch_dir", p.scratch_dir));
   PTXB_RETURN_IF_ERROR(read_field(json, "scratch_bytes", p.scratch_bytes));
+  PTXB_RETURN_IF_ERROR(read_field(json, "scratch_tmpfs", p.scratch_tmpfs));
+  PTXB_RETURN_IF_ERROR(read_field(json, "working_dir", p.working_dir));
+  PTXB_RETURN_IF_ERROR(read_field(json, "view", p.view));
+  PTXB_RETURN_IF_ERROR(read_field(json, "view_read_only", p.view_read_only));
+  PTXB_RETURN_IF_ERROR(read_field(json, "view_proc", p.view_proc));
+  PTXB_RETURN_IF_ERROR(read_field(json, "address_space_bytes", p.address_space_bytes));
   PTXB_RETURN_IF_ERROR(read_field(json, "uid", p.uid));
   PTXB_RETURN_IF_ERROR(read_field(json, "gid", p.gid));
   PTXB_RETURN_IF_ERROR(read_field(json, "network_namespace", p.network_namespace));
@@ -119,11 +139,20 @@ Result<SandboxPolicy> SandboxPolicy::from_json(const Json& json) {
     p.seccomp = SeccompProfile::kRunner;
   } else if (profile == "profiler") {
     p.seccomp = SeccompProfile::kProfiler;
+  } else if (profile == "compiler") {
+    p.seccomp = SeccompProfile::kCompiler;
   } else {
-    return make_error("parse", "sandbox policy: seccomp \"{}\" is not runner or profiler", profile);
+    return make_error("parse", "sandbox policy: seccomp \"{}\" is not runner, profiler or compiler",
+                      profile);
   }
   if (p.scratch_dir.empty() || p.scratch_dir.front() != '/')
     return make_error("parse", "sandbox policy: scratch_dir must be an absolute path");
+  for (const auto& path : p.view_read_only)
+    if (path.empty() || path.front() != '/')
+      return make_error("parse", "sandbox policy: view path \"{}\" is not an absolute path", path);
+  if (!p.working_dir.empty() && p.working_dir != p.scratch_dir &&
+      !starts_with(p.working_dir, p.scratch_dir + "/"))
+    return make_error("parse", "sandbox policy: working_dir must be scratch_dir or below it");
   for (const auto& path : p.hidden_files)
     if (path.empty() || path.front() != '/')
       return make_error("parse", "sandbox policy: hidden file \"{}\" is not an absolute path",

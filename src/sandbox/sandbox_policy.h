@@ -29,6 +29,8 @@ enum class SeccompProfile {
   kRunner,    // the runner alone: sockets only AF_UNIX, signals only to itself
   kProfiler,  // ncu / compute-sanitizer + the runner they start: also AF_INET/AF_INET6/
               // AF_NETLINK (the namespace has loopback only) and signals among themselves
+  kCompiler,  // nvcc and the tools it runs (cicc, ptxas, g++, as, ld), cuobjdump: sockets only
+              // AF_UNIX; signals among themselves (nvcc and the g++ driver stop their children)
 };
 
 struct SandboxPolicy {
@@ -37,6 +39,24 @@ struct SandboxPolicy {
   // disk), and HOME, TMPDIR and CUDA_CACHE_PATH point at it.
   std::string scratch_dir;
   std::uint64_t scratch_bytes = 512ull << 20;
+  // false: no tmpfs on scratch_dir; the directory itself (the compile stage's staging dir, whose
+  // files must outlive the sandbox) is the writable place. Its size is bounded by file_size_bytes
+  // per file only.
+  bool scratch_tmpfs = true;
+  // Where the program starts ("" = scratch_dir); must be scratch_dir or below it.
+  std::string working_dir;
+  // The compile view (docs/integrity.md "Compile stage"): instead of the host's tree made
+  // read-only, a fresh tmpfs root that holds only `view_read_only` (bind-mounted read-only, at
+  // the same paths; a path that is a symlink on the host is recreated as the same symlink),
+  // /dev/null and /dev/urandom, a private /tmp and the scratch dir (writable). No /proc, no
+  // /sys (see view_proc), no /home, nothing else of
+  // the host. The process is chrooted into it (pivot_root).
+  bool view = false;
+  std::vector<std::string> view_read_only;
+  // A /proc in the view that shows only the sandbox uid's processes (hidepid=invisible) and
+  // nothing but them (subset=pid): cuobjdump finds nvdisasm through /proc/self/exe. Needs root
+  // (without a PID namespace a user namespace may not mount procfs); skipped otherwise.
+  bool view_proc = false;
   // Credentials. As root: setgroups([]) + setresgid/setresuid to these, which also empties the
   // capability sets; the bounding set is dropped first. As another user: a user namespace
   // mapping only that user to itself, whose capabilities are dropped after the set-up.
@@ -60,7 +80,9 @@ struct SandboxPolicy {
   // nvJitLink libraries for candidates (design.md §3.3).
   std::vector<std::string> hidden_files;
   SeccompProfile seccomp = SeccompProfile::kRunner;
-  // Resource limits (setrlimit). No RLIMIT_AS: CUDA reserves terabytes of virtual addresses.
+  // Resource limits (setrlimit). No RLIMIT_AS for CUDA programs: CUDA reserves terabytes of
+  // virtual addresses. Compilers reserve little, so the compile profile sets one.
+  std::uint64_t address_space_bytes = 0;         // RLIMIT_AS; 0 = unlimited
   std::uint64_t cpu_seconds = 600;               // RLIMIT_CPU soft; hard = soft + 5 (SIGKILL)
   std::uint64_t file_size_bytes = 256ull << 20;  // RLIMIT_FSIZE: SIGXFSZ beyond
   std::uint64_t max_processes = 512;             // RLIMIT_NPROC of the uid (threads count)

@@ -115,11 +115,14 @@ std::vector<SeccompRule> seccomp_rules(SeccompProfile profile) {
   std::vector<SeccompRule> rules;
   for (const auto& row : kAlways) rules.push_back({row.syscall, verdict_text(row), "", row.why});
   rules.push_back({"clone", "trap", "flags contain CLONE_NEW*", "new namespaces"});
-  if (profile == SeccompProfile::kRunner) {
+  if (profile == SeccompProfile::kRunner || profile == SeccompProfile::kCompiler) {
     rules.push_back({"socket", "trap", "domain != AF_UNIX",
                      "no network at all (the namespace has none either)"});
-    for (const char* call : kSignalCalls)
-      rules.push_back({call, "trap", "pid != self", "signalling another process"});
+    // Compilers are trusted programs fed untrusted input, and several processes: nvcc and the
+    // g++ driver signal the children they start, so signals are not restricted there.
+    if (profile == SeccompProfile::kRunner)
+      for (const char* call : kSignalCalls)
+        rules.push_back({call, "trap", "pid != self", "signalling another process"});
   } else {
     rules.push_back({"socket", "trap", "domain not AF_UNIX/AF_INET/AF_INET6/AF_NETLINK",
                      "raw and packet sockets; IP stays inside the namespace's loopback"});
@@ -152,14 +155,15 @@ Result<SeccompFilter> SeccompFilter::build(SeccompProfile profile, pid_t self_pi
     const scmp_arg_cmp has_flag = SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag);
     PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "clone", 1, &has_flag));
   }
-  if (profile == SeccompProfile::kRunner) {
+  if (profile == SeccompProfile::kRunner || profile == SeccompProfile::kCompiler) {
     // Compared on all 64 bits: a pid or family with garbage in the upper half (which the kernel
     // would truncate) is "not equal" and trapped, never let through.
     const scmp_arg_cmp not_unix = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
     PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "socket", 1, &not_unix));
     const scmp_arg_cmp not_self = SCMP_A0(SCMP_CMP_NE, static_cast<std::uint64_t>(self_pid));
-    for (const char* call : kSignalCalls)
-      PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, call, 1, &not_self));
+    if (profile == SeccompProfile::kRunner)
+      for (const char* call : kSignalCalls)
+        PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, call, 1, &not_self));
   } else {
     // libseccomp takes one comparison per argument and rule, so "not in the allowed set" is
     // one rule per other family below AF_MAX plus one for everything above.
