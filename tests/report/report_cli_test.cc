@@ -24,8 +24,8 @@ TEST(ReportCli, JsonWithCustomLimitsCsvAndHtmlFiles) {
   auto dir = make_temp_directory("ptxb-report-test");
   ASSERT_TRUE(dir.ok());
   ProcessResult result = testing::run_cli(
-      {"report", kReportCliRuns + "/golden_gemm", "--json", "--turn-limits", "4,2", "--fast-p", "1.0",
-       "--csv", dir.value() + "/csv", "--html", dir.value() + "/report.html"});
+      {"report", kReportCliRuns + "/golden_gemm", "--json", "--turn-limits", "4,2", "--fast-p",
+       "1.0", "--csv", dir.value() + "/csv", "--html", dir.value() + "/report.html"});
   ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
   auto json = parse_json(result.stdout_text, "report --json");
   ASSERT_TRUE(json.ok()) << json.error().message;
