@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/fs.h"
+#include "core/install_layout.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -19,13 +20,6 @@ std::string parent_of(const std::string& path) {
   const auto slash = path.rfind('/');
   if (slash == std::string::npos || slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-std::string self_dir() {
-  char buffer[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-  if (n <= 0) return "";
-  return parent_of(std::string(buffer, static_cast<std::size_t>(n)));
 }
 
 std::string gib(std::uint64_t bytes) {
@@ -48,10 +42,16 @@ bool tool_says(const std::string& output, std::initializer_list<const char*> nee
 
 }  // namespace
 
-std::optional<std::string> compile_sandbox_launcher(const CompileSandboxOptions& options) {
-  const std::string path =
-      options.launcher.empty() ? self_dir() + "/ptxbench-sandbox" : options.launcher;
-  if (path.empty() || ::access(path.c_str(), X_OK) != 0) return std::nullopt;
+Result<std::string> compile_sandbox_launcher(const CompileSandboxOptions& options) {
+  std::string path = options.launcher;
+  if (path.empty()) {
+    // The installed layout's helper folder (libexec/ptxbench), or the build tree's.
+    PTXB_ASSIGN_OR_RETURN(FoundDir helpers, find_helpers_dir());
+    path = helpers.path + "/ptxbench-sandbox";
+  }
+  if (::access(path.c_str(), X_OK) != 0)
+    return make_error("sandbox", "compile sandbox: the launcher {} is missing or not executable",
+                      path);
   return path;
 }
 

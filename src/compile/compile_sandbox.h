@@ -42,9 +42,9 @@ struct CompileSandboxOptions {
   std::uint64_t tmp_bytes = 512ull << 20;  // the view's private /tmp (nvcc's temporary files)
 };
 
-// The launcher to use: options.launcher, else ptxbench-sandbox next to this executable; nullopt
-// if none is executable.
-std::optional<std::string> compile_sandbox_launcher(const CompileSandboxOptions& options);
+// The launcher to use: options.launcher, else ptxbench-sandbox in the helpers' folder
+// (core/install_layout.h); an error names where it looked.
+Result<std::string> compile_sandbox_launcher(const CompileSandboxOptions& options);
 
 // Read-only paths of the compile view: the system dirs the host compiler needs, the toolkit
 // folders of every tool (resolved), the knowledge-pack include dirs.

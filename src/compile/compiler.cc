@@ -344,14 +344,7 @@ Result<CompileResult> compile_solution_impl(const CompileRequest& request,
 
   std::string launcher;
   if (options.sandbox.enabled) {
-    auto found = compile_sandbox_launcher(options.sandbox);
-    if (!found)
-      return make_error("sandbox",
-                        "compile sandbox: the launcher ptxbench-sandbox was not found{}; build it "
-                        "(it is installed next to ptxbench)",
-                        options.sandbox.launcher.empty() ? " next to this executable"
-                                                         : " at " + options.sandbox.launcher);
-    launcher = *found;
+    PTXB_ASSIGN_OR_RETURN(launcher, compile_sandbox_launcher(options.sandbox));
   } else {
     pipeline.log() += "# compile sandbox off (unsafe): the tools run with the harness's rights\n";
   }
