@@ -40,7 +40,11 @@ Status fill_normal(void* data, DType dtype, std::int64_t count, std::uint64_t se
                    float stddev = 1.0f);
 
 // The poison bit pattern of trial `trial` for outputs of `dtype` (16-bit patterns for bf16 and
-// fp16, 32-bit for fp32 and int32): consecutive trials always get different patterns.
+// fp16, 32-bit for fp32 and int32): consecutive trials always get different patterns. Below
+// kVariedPoisonFrom there are two patterns (even and odd trials); from it on the payload is
+// drawn from the trial number too, so a caller that picks trials at random gets patterns a
+// kernel cannot know in advance.
+inline constexpr int kVariedPoisonFrom = 1024;
 std::uint32_t poison_pattern(DType dtype, int trial);
 
 // Fills `count` elements whose size is `element_bytes` (2 or 4) with the low `element_bytes`

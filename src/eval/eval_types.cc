@@ -277,6 +277,8 @@ Json IntegrityRecord::to_json() const {
     j["fresh_input_slowdown_limit"] = fresh_input->slowdown_limit;
     j["repeat_median_ms"] = fresh_input->repeat_median_ms;
   }
+  if (batch_bound) j["batch_bound"] = batch_bound->to_json();
+  if (schedule_secret) j["schedule_secret"] = *schedule_secret;
   return j;
 }
 
@@ -284,6 +286,8 @@ Result<IntegrityRecord> IntegrityRecord::from_json(const Json& json) {
   IntegrityRecord integrity;
   FieldReader r(json);
   r.optional("refreshes", integrity.refreshes).optional("revalidation", integrity.revalidation);
+  r.optional("batch_bound", integrity.batch_bound)
+      .optional("schedule_secret", integrity.schedule_secret);
   // The fresh-input figures are written together (fresh_input_median_ms may be null).
   if (r.has("fresh_input_slowdown_limit")) {
     FreshInputRecord& fresh = integrity.fresh_input.emplace();

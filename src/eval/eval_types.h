@@ -18,6 +18,7 @@
 #include "compile/compile_types.h"
 #include "core/json_io.h"
 #include "core/result.h"
+#include "eval/batch_bound.h"
 #include "eval/device_facts.h"
 #include "eval/timing_stats.h"
 #include "trace/trace.h"
@@ -166,6 +167,8 @@ struct IntegrityRecord {
   std::optional<std::vector<RefreshRecord>> refreshes;
   std::optional<RevalidationRecord> revalidation;
   std::optional<FreshInputRecord> fresh_input;
+  std::optional<BatchBoundRecord> batch_bound;
+  std::optional<std::uint64_t> schedule_secret;  // drew the verified calls; recorded after
 
   Json to_json() const;
   static Result<IntegrityRecord> from_json(const Json& json);

@@ -49,6 +49,19 @@ inline constexpr std::string_view kUnwrittenOutput = "unwritten_output";
 // ---- integrity: times must be physically possible ----
 inline constexpr std::string_view kBelowPhysicalFloor = "below_physical_floor";
 inline constexpr std::string_view kDeviceTimeExceedsBracket = "device_time_exceeds_bracket";
+// ---- integrity: the batch bound (docs/integrity.md "The batch bound") ----
+// The in-process (CUPTI) median is below half of U, the per-call time the supervisor measured
+// around a verified batch with its own clock: the reported times were forged.
+inline constexpr std::string_view kBelowBatchBound = "below_batch_bound";
+// A call of a batch left a wrong output (right in the ordinary calls, wrong when calls run back
+// to back without a reply in between).
+inline constexpr std::string_view kBatchOutput = "batch_output";
+// Sampled output blocks changed after the runner had replied to a batch: the reply came before
+// the work was done.
+inline constexpr std::string_view kLateOutput = "late_output";
+// Every batch was void: the supervisor's own input writes before it ran clearly slower than
+// their calibration, i.e. candidate work was running on the GPU between calls.
+inline constexpr std::string_view kBatchVoid = "batch_void";
 
 // ---- correctness ----
 inline constexpr std::string_view kMismatch = "mismatch";

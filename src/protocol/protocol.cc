@@ -70,7 +70,7 @@ Result<Envelope> parse_request_envelope(const Json& message) {
   PTXB_RETURN_IF_ERROR(require_object(message, "request"));
   PTXB_ASSIGN_OR_RETURN(std::string type, get_string(message, "type", "request"));
   PTXB_ASSIGN_OR_RETURN(std::uint64_t seq, get_u64(message, "seq", "request"));
-  for (const char* known : {kMsgHello, kMsgLoad, kMsgBind, kMsgCall, kMsgShutdown}) {
+  for (const char* known : {kMsgHello, kMsgLoad, kMsgBind, kMsgCall, kMsgBatch, kMsgShutdown}) {
     if (type == known) return Envelope{type, seq};
   }
   return make_error("protocol", "request: unknown message type '{}'", type);

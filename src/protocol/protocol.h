@@ -152,12 +152,29 @@ struct CallReply {
   std::optional<std::uint32_t> sm_clock_mhz;
 };
 
+// ---- batch ----
+// K calls back to back on the runner's stream with no L2 flush and no reply in between, then one
+// synchronize and one reply: the supervisor brackets the whole batch with its own clock and
+// verifies every call's outputs itself (the batch bound, docs/integrity.md). The runner's own
+// timing is not asked for: nothing in the reply can move the bound.
+struct BatchRequest {
+  std::vector<std::uint64_t> sets;  // one call per entry, in order; empty: only the synchronize
+};
+
+struct BatchReply {
+  std::uint64_t calls = 0;  // calls made
+  std::optional<CudaErrorInfo> cuda_error;
+  std::vector<LeftoverTask> leftover_threads;
+  std::vector<LeftoverTask> leftover_processes;
+};
+
 // ---- envelope ----
 inline constexpr const char* kMsgHello = "hello";
 inline constexpr const char* kMsgLoad = "load";
 inline constexpr const char* kMsgBind = "bind";
 inline constexpr const char* kMsgCall = "call";
 inline constexpr const char* kMsgShutdown = "shutdown";
+inline constexpr const char* kMsgBatch = "batch";
 
 // {"type": type, "seq": seq} + body's fields.
 Json make_request(const std::string& type, std::uint64_t seq, Json body = Json::object());
@@ -174,7 +191,7 @@ struct Envelope {
 // text) is replaced with U+FFFD instead of failing the reply.
 std::string encode_message(const Json& message);
 
-// Validates the envelope of a request (type is one of the five, seq a non-negative integer).
+// Validates the envelope of a request (type is one of the six, seq a non-negative integer).
 Result<Envelope> parse_request_envelope(const Json& message);
 // Checks that `reply` answers (type, seq); returns its error as an Error when ok is false
 // (code "runner:<code>").
@@ -193,6 +210,8 @@ Json to_json(const ActivityRecord& value);
 Json to_json(const CudaErrorInfo& value);
 Json to_json(const LeftoverTask& value);
 Json to_json(const CallReply& value);
+Json to_json(const BatchRequest& value);
+Json to_json(const BatchReply& value);
 
 Result<HelloReply> hello_reply_from_json(const Json& json);
 Result<LoadRequest> load_request_from_json(const Json& json);
@@ -204,7 +223,11 @@ Result<BindReply> bind_reply_from_json(const Json& json);
 Result<CallRequest> call_request_from_json(const Json& json);
 Result<ActivityRecord> activity_record_from_json(const Json& json);
 Result<LeftoverTask> leftover_task_from_json(const Json& json);
+// The optional "cuda_error" object of a call or batch reply (absent or null: none).
+Result<std::optional<CudaErrorInfo>> optional_cuda_error_from_json(const Json& json);
 Result<CallReply> call_reply_from_json(const Json& json);
+Result<BatchRequest> batch_request_from_json(const Json& json);
+Result<BatchReply> batch_reply_from_json(const Json& json);
 
 // Hex helpers for IPC handles and raw scalar storage.
 std::string to_hex(const void* data, std::size_t size);

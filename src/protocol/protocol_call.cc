@@ -239,20 +239,23 @@ Json to_json(const CallReply& value) {
   return json;
 }
 
+Result<std::optional<CudaErrorInfo>> optional_cuda_error_from_json(const Json& json) {
+  auto error = json.find("cuda_error");
+  if (error == json.end() || !error->is_object()) return std::optional<CudaErrorInfo>{};
+  CudaErrorInfo info;
+  PTXB_ASSIGN_OR_RETURN(info.name, get_string(*error, "name", "cuda_error"));
+  PTXB_ASSIGN_OR_RETURN(info.message, get_string(*error, "message", "cuda_error"));
+  PTXB_ASSIGN_OR_RETURN(info.where, get_string(*error, "where", "cuda_error"));
+  return std::optional<CudaErrorInfo>(std::move(info));
+}
+
 Result<CallReply> call_reply_from_json(const Json& json) {
   const std::string what = "call reply";
   PTXB_RETURN_IF_ERROR(require_object(json, what));
   CallReply value;
   PTXB_ASSIGN_OR_RETURN(value.call_index, get_u64(json, "call_index", what));
   PTXB_ASSIGN_OR_RETURN(value.external_id, get_u64(json, "external_id", what));
-  auto error = json.find("cuda_error");
-  if (error != json.end() && error->is_object()) {
-    CudaErrorInfo info;
-    PTXB_ASSIGN_OR_RETURN(info.name, get_string(*error, "name", "cuda_error"));
-    PTXB_ASSIGN_OR_RETURN(info.message, get_string(*error, "message", "cuda_error"));
-    PTXB_ASSIGN_OR_RETURN(info.where, get_string(*error, "where", "cuda_error"));
-    value.cuda_error = info;
-  }
+  PTXB_ASSIGN_OR_RETURN(value.cuda_error, optional_cuda_error_from_json(json));
   auto window = json.find("window");
   if (window != json.end() && window->is_object()) {
     value.has_window = true;

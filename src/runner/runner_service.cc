@@ -282,6 +282,8 @@ int RunnerService::serve() {
       body = handle_bind(*message);
     } else if (type == kMsgCall) {
       body = handle_call(*message);
+    } else if (type == kMsgBatch) {
+      body = handle_batch(*message);
     }
     const Json reply = body.ok() ? make_ok_reply(type, envelope->seq, std::move(body).value())
                                  : make_error_reply(type, envelope->seq, body.error());

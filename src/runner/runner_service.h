@@ -40,6 +40,8 @@ class RunnerService {
   Result<Json> handle_load(const Json& request);
   Result<Json> handle_bind(const Json& request);
   Result<Json> handle_call(const Json& request);
+  // runner_batch.cc: K calls back to back, one synchronize, one reply (the batch bound).
+  Result<Json> handle_batch(const Json& request);
   Status initialize_gpu();
   // Threads that appeared while candidate code ran (its dlopen, its `run`) are the candidate's;
   // the runner's own phases may start driver/CUPTI threads without blaming it.

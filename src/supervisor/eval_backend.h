@@ -30,6 +30,10 @@ namespace ptxb {
 // 3.35 TB/s, B200 8 TB/s). Unknown GPUs get 0, which disables that half of the floor.
 DeviceFacts device_facts_from_probe(const GpuInfo& gpu);
 
+// Poison trials from here on get a pattern drawn from the trial number (cuda/input_gen.h
+// kVariedPoisonFrom, checked equal in eval_device.cc).
+inline constexpr int kSecretPoisonTrialBase = 1024;
+
 class EvalDevice {
  public:
   virtual ~EvalDevice() = default;
@@ -46,7 +50,8 @@ class EvalDevice {
   virtual Status perturb(int set, std::uint64_t seed) = 0;
   // IPC handles of every set's inputs and outputs, and the parameter list of each set.
   virtual Result<BindRequest> bind_request() = 0;
-  // Fills the set's outputs with trial `trial`'s poison pattern.
+  // Fills the set's outputs with trial `trial`'s poison pattern. Trials from
+  // kSecretPoisonTrialBase on draw the pattern's NaN payload from the trial number.
   virtual Status poison(int set, int trial) = 0;
   // Order-sensitive hash of the set's inputs (the "inputs unchanged" check).
   virtual Result<std::uint64_t> input_hash(int set) = 0;
@@ -60,6 +65,14 @@ class EvalDevice {
   virtual Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) = 0;
   // Backend name, library versions, engine/algorithm used for this workload.
   virtual ReferenceRecord reference_description() = 0;
+
+  // The batch bound's snapshot (docs/integrity.md): prepare() picks, from `secret`, a sample of
+  // blocks of every output of `sets` (before the bracket starts); take() copies them into
+  // private memory and synchronizes (it ends the bracket); changed() copies them again and
+  // counts the blocks that differ from the snapshot: outputs written after the runner replied.
+  virtual Status snapshot_prepare(const std::vector<int>& sets, std::uint64_t secret) = 0;
+  virtual Status snapshot_take() = 0;
+  virtual Result<std::int64_t> snapshot_changed() = 0;
 };
 
 class RunnerSession {
@@ -70,6 +83,8 @@ class RunnerSession {
   virtual Result<BindReply> bind(const BindRequest& request, std::chrono::milliseconds timeout) = 0;
   virtual Result<CallReply> call(const CallRequest& request, std::chrono::milliseconds timeout,
                                  CallBracket* bracket) = 0;
+  virtual Result<BatchReply> batch(const BatchRequest& request,
+                                   std::chrono::milliseconds timeout) = 0;
   virtual Status shutdown(std::chrono::milliseconds timeout) = 0;
   virtual void kill() = 0;
   virtual RunnerExit wait(std::chrono::milliseconds timeout) = 0;
@@ -115,6 +130,10 @@ class ClientRunnerSession final : public RunnerSession {
   Result<CallReply> call(const CallRequest& request, std::chrono::milliseconds timeout,
                          CallBracket* bracket) override {
     return client_->call(request, timeout, bracket);
+  }
+  Result<BatchReply> batch(const BatchRequest& request,
+                           std::chrono::milliseconds timeout) override {
+    return client_->batch(request, timeout);
   }
   Status shutdown(std::chrono::milliseconds timeout) override { return client_->shutdown(timeout); }
   void kill() override { client_->kill(); }

@@ -135,4 +135,8 @@ Result<ProcessResult> EvalContext::run_tool(std::vector<std::string> argv, doubl
   return tools.run(spec);
 }
 
+int secret_poison_trial(EvalContext& ctx) {
+  return kSecretPoisonTrialBase + static_cast<int>(ctx.secret_rng() % (1u << 20));
+}
+
 }  // namespace ptxb

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,8 @@ struct SideTiming {
 
 struct EvalContext {
   EvalContext(const SupervisorJob& job, const Task& task, const CompileResult& compile,
-              EvalDevice& device, RunnerLauncher& launcher, ProcessRunner& tools)
+              EvalDevice& device, RunnerLauncher& launcher, ProcessRunner& tools,
+              std::uint64_t secret)
       : job(job),
         task(task),
         compile(compile),
@@ -54,7 +56,9 @@ struct EvalContext {
         policy(job.request.options.timing),
         device(device),
         launcher(launcher),
-        tools(tools) {}
+        tools(tools),
+        schedule_secret(secret),
+        secret_rng(secret) {}
 
   // ---- inputs ----
   const SupervisorJob& job;
@@ -89,7 +93,10 @@ struct EvalContext {
   std::vector<std::string> self_contained_argv;  // the runner's one-call mode, for profilers
   std::unique_ptr<EvalSandbox> sandbox;
   BindRequest bind;
-  int num_sets = 2;                          // correctness input sets: max(trials, 2)
+  int num_sets = 2;  // correctness input sets: max(trials, 2)
+  // The batch bound's input sets follow the correctness sets: [num_sets, num_sets + batch_sets).
+  // Zero where there is no reference runner to calibrate on (plain_cuda tasks).
+  int batch_sets = 0;
   ReplyCheckOptions reply_checks;            // for candidate calls
   ReplyCheckOptions reference_reply_checks;  // for reference calls: no module checks
 
@@ -98,6 +105,14 @@ struct EvalContext {
   std::chrono::milliseconds call_limit{0};
   RunnerSide candidate;
   SideTiming candidate_timing;  // its samples; fresh_ns grows with re-validation's trials
+  // The batch bound: its policy and what the reference runner calibrated (stage_bound.cc).
+  BatchBoundPolicy bound_policy;
+  std::optional<BatchBoundRecord> bound_calibration;
+  // Drawn from the OS, never from the evaluation's seed: which timed calls are verified, the
+  // poison patterns, the batches' fresh inputs and snapshot blocks. Recorded in the trace after
+  // the evaluation (integrity.schedule_secret), when knowing it no longer helps a candidate.
+  std::uint64_t schedule_secret = 0;
+  std::mt19937_64 secret_rng;
 
   // Records how long a stage took, under `name`, in result.stage_ms.
   void stage_done(const std::string& name, EvalClock::time_point start);
@@ -127,6 +142,8 @@ std::string cap_log(const std::string& log, std::size_t cap = 16u << 10);
 std::optional<Finding> sandbox_failure(const ProcessResult& ran);
 // Turns a failed call (timeout, dead runner) into the candidate's status.
 Finding call_failure(RunnerSide& side, const Error& error, std::chrono::milliseconds limit);
+// A poison trial drawn from the secret: a fresh pattern each time (EvalDevice::poison).
+int secret_poison_trial(EvalContext& ctx);
 // The first output check that decides a status: a non-finite reference first, then a mismatch.
 std::optional<Finding> first_failure(const std::vector<OutputCheck>& checks);
 

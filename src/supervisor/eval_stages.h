@@ -38,6 +38,15 @@ StageOutcome stage_timing(EvalContext& ctx);
 // physical floor, and the PASSED verdict.
 StageOutcome stage_integrity(EvalContext& ctx);
 
+// stage_bound.cc: the batch bound's input sets to allocate for a task (0 without a reference).
+int initial_batch_sets(const EvalContext& ctx, double physical_floor_ms);
+// stage_bound.cc: the overhead O, K, the reference's U and its write phase, on the reference
+// runner (after its timing); a failure there is the harness's.
+std::optional<Finding> calibrate_bound(EvalContext& ctx, RunnerSide& reference,
+                                       double reference_median_ms);
+// stage_bound.cc: the candidate's verified batches, U, and the CUPTI median judged against it.
+StageOutcome stage_bound(EvalContext& ctx);
+
 // stage_revalidation.cc: fresh trials when the speedup is high enough to deserve a second look.
 StageOutcome stage_revalidation(EvalContext& ctx);
 

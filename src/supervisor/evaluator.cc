@@ -1,5 +1,7 @@
 #include "supervisor/evaluator.h"
 
+#include <random>
+
 #include "abi/signature.h"
 #include "core/clock.h"
 #include "core/strings.h"
@@ -39,9 +41,14 @@ Json self_contained_params(const Task& task, const std::string& signature, std::
   return Json{{"signature", signature}, {"seed", seed}, {"params", params}};
 }
 
+std::uint64_t Evaluator::os_secret() {
+  std::random_device os;
+  return (static_cast<std::uint64_t>(os()) << 32) ^ os();
+}
+
 EvalResult Evaluator::run(const SupervisorJob& job, const Task& task,
                           const CompileResult& compile) {
-  EvalContext ctx(job, task, compile, device_, launcher_, tools_);
+  EvalContext ctx(job, task, compile, device_, launcher_, tools_, secret_());
   EvalResult& result = ctx.result;
   result.task = task.name;
   result.arch = compile.artifact.arch;
@@ -53,9 +60,9 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task,
   // In order; each stage either hands on to the next or decides the status. The sanitizer gate
   // runs before the workload's inputs exist: it uses the self-contained runner's own.
   using Stage = StageOutcome (*)(EvalContext&);
-  static constexpr Stage kStages[] = {stage_setup,        stage_sanitizer,   stage_workload,
-                                      stage_reference,    stage_correctness, stage_timing,
-                                      stage_revalidation, stage_integrity,   stage_profile};
+  static constexpr Stage kStages[] = {
+      stage_setup,  stage_sanitizer, stage_workload,     stage_reference, stage_correctness,
+      stage_timing, stage_bound,     stage_revalidation, stage_integrity, stage_profile};
   for (Stage stage : kStages)
     if (stage(ctx) == StageOutcome::kDone) break;
   return std::move(ctx.result);

@@ -8,6 +8,8 @@
 // tested with fakes. run() sequences the stages of eval_stages.h (one file each, stage_*.cc).
 #pragma once
 
+#include <functional>
+
 #include <string>
 
 #include "compile/compile_types.h"
@@ -20,8 +22,13 @@ namespace ptxb {
 
 class Evaluator {
  public:
-  Evaluator(EvalDevice& device, RunnerLauncher& launcher, ProcessRunner& tools)
-      : device_(device), launcher_(launcher), tools_(tools) {}
+  // `secret` draws the evaluation's secret (which timed calls are verified, poison patterns,
+  // batch inputs): the OS's randomness unless a test fixes it.
+  using SecretSource = std::function<std::uint64_t()>;
+  Evaluator(EvalDevice& device, RunnerLauncher& launcher, ProcessRunner& tools,
+            SecretSource secret = os_secret)
+      : device_(device), launcher_(launcher), tools_(tools), secret_(std::move(secret)) {}
+  static std::uint64_t os_secret();
 
   // `compile` must be OK (the CLI stops earlier otherwise). Fills every field of the result
   // except `compile`, which the caller owns.
@@ -31,6 +38,7 @@ class Evaluator {
   EvalDevice& device_;
   RunnerLauncher& launcher_;
   ProcessRunner& tools_;
+  SecretSource secret_;
 };
 
 // Whether a task's reference is the backward pass (one full-size trial, design.md §3.5).

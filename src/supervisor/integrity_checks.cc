@@ -107,16 +107,10 @@ bool kernel_in_cubin(const std::string& kernel, const std::vector<std::string>& 
   return false;
 }
 
-std::vector<RefreshPoint> refresh_schedule(std::uint64_t seed, int min_samples) {
-  std::vector<RefreshPoint> points;
-  const auto span = static_cast<std::uint64_t>(std::max(1, min_samples));
-  for (int k = 1; k <= 3; ++k) {
-    RefreshPoint point;
-    point.sample = static_cast<int>((seed + 7919ull * static_cast<std::uint64_t>(k)) % span);
-    point.kind = k == 1 ? RefreshKind::kFull : RefreshKind::kBlock;
-    points.push_back(point);
-  }
-  return points;
+std::optional<RefreshKind> draw_verified_call(std::mt19937_64& secret, double fraction) {
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  if (uniform(secret) >= fraction) return std::nullopt;
+  return uniform(secret) < 1.0 / 3.0 ? RefreshKind::kFull : RefreshKind::kBlock;
 }
 
 const char* refresh_kind_name(RefreshKind kind) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -41,18 +42,15 @@ bool kernel_in_cubin(const std::string& kernel, const std::vector<std::string>& 
 // arguments, parameters or return type.
 std::string kernel_identifier(const std::string& name);
 
-// Anti-caching rewrites of the timing loop (design.md §3.4): before these samples the set's inputs
-// are rewritten in place. kFull regenerates every input (defeats a cache keyed by pointer);
-// kBlock rewrites one random block of 1/256 of each input, so a cache keyed by a sample of the
-// values most likely misses the change and returns the stale result.
+// Anti-caching rewrites of the timing loop (design.md §3.4): before a verified call the set's
+// inputs are rewritten in place. kFull regenerates every input (defeats a cache keyed by
+// pointer); kBlock rewrites one random block of 1/256 of each input, so a cache keyed by a
+// sample of the values most likely misses the change and returns the stale result.
 enum class RefreshKind { kFull, kBlock };
-struct RefreshPoint {
-  int sample = 0;  // index among the timed samples (warm-up excluded)
-  RefreshKind kind = RefreshKind::kFull;
-};
-// Three points spread over the first `min_samples` samples (positions derived from the seed, so
-// a candidate cannot know them): one full rewrite, two block rewrites.
-std::vector<RefreshPoint> refresh_schedule(std::uint64_t seed, int min_samples);
+// Whether a timed call is verified, drawn from the supervisor's secret generator: each call
+// independently with probability `fraction`, early and late alike, so neither the call count
+// nor the buffers tell a candidate which calls are checked. A third of the rewrites are full.
+std::optional<RefreshKind> draw_verified_call(std::mt19937_64& secret, double fraction);
 const char* refresh_kind_name(RefreshKind kind);
 
 // REWARD_HACK fresh_input_slowdown when the median device time of the calls made right after an

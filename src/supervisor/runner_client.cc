@@ -204,6 +204,12 @@ Result<CallReply> RunnerClient::call(const CallRequest& call_request,
   return call_reply_from_json(*reply);
 }
 
+Result<BatchReply> RunnerClient::batch(const BatchRequest& batch_request,
+                                       std::chrono::milliseconds timeout) {
+  PTXB_ASSIGN_OR_RETURN(Json reply, request(kMsgBatch, to_json(batch_request), timeout));
+  return batch_reply_from_json(reply);
+}
+
 Status RunnerClient::shutdown(std::chrono::milliseconds timeout) {
   auto reply = request(kMsgShutdown, Json::object(), timeout);
   if (pid_ > 0) {

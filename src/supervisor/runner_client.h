@@ -67,6 +67,8 @@ class RunnerClient {
   // runner gives code "eof"/"frame_truncated" (→ wait() for the signal or exit code).
   Result<CallReply> call(const CallRequest& request, std::chrono::milliseconds timeout,
                          CallBracket* bracket = nullptr);
+  // K calls in one request (protocol.h BatchRequest); the caller brackets it with its own clock.
+  Result<BatchReply> batch(const BatchRequest& request, std::chrono::milliseconds timeout);
   // Sends shutdown, reads the reply and waits for the process to exit.
   Status shutdown(std::chrono::milliseconds timeout);
 

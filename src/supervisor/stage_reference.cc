@@ -23,6 +23,13 @@ StageOutcome stage_reference(EvalContext& ctx) {
     f.detail = "reference: " + f.detail + "\n" + cap_log(reference.session->log(), 4096);
     return ctx.conclude_finding(f);
   }
+  // The batch bound's calibration needs a runner with no candidate code in it.
+  if (auto f = calibrate_bound(ctx, reference, timing.stats.median_ms)) {
+    f->status = PtxbStatus::kInfraError;
+    f->detail =
+        "reference batch bound: " + f->detail + "\n" + cap_log(reference.session->log(), 4096);
+    return ctx.conclude_finding(*f);
+  }
   // Timed already: a reference that does not shut down cleanly changes nothing.
   (void)reference.session->shutdown(milliseconds(10000));
   WorkloadEval& w = ctx.workload;

@@ -90,12 +90,16 @@ StageOutcome stage_workload(EvalContext& ctx) {
   w.trials = ctx.options.trials > 0 ? ctx.options.trials : (is_backward_task(ctx.task) ? 1 : 3);
   // At least two sets, so consecutive calls always see different inputs.
   ctx.num_sets = std::max(w.trials, 2);
-  for (int s = 0; s < ctx.num_sets; ++s)
-    w.set_seeds.push_back(derive_set_seed(ctx.options.seed, ctx.task.name, s));
   w.physical_floor_ms = ctx.facts.physical_floor_ms(ctx.task.flops, ctx.task.min_bytes);
+  // Then the batch bound's sets; their inputs are rewritten from the secret before each batch.
+  ctx.batch_sets = initial_batch_sets(ctx, w.physical_floor_ms);
+  std::vector<std::uint64_t> seeds;
+  for (int s = 0; s < ctx.num_sets + ctx.batch_sets; ++s)
+    seeds.push_back(derive_set_seed(ctx.options.seed, ctx.task.name, s));
+  w.set_seeds.assign(seeds.begin(), seeds.begin() + ctx.num_sets);
 
   const auto start = EvalClock::now();
-  if (auto set_up = ctx.device.setup(ctx.task, w.set_seeds); !set_up.ok())
+  if (auto set_up = ctx.device.setup(ctx.task, seeds); !set_up.ok())
     return ctx.conclude(PtxbStatus::kInfraError, "setup", set_up.error().message);
   auto bind = ctx.device.bind_request();
   if (!bind.ok()) return ctx.conclude(PtxbStatus::kInfraError, "setup", bind.error().message);

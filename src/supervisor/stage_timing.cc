@@ -12,39 +12,42 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Rewrites set `set`'s inputs in place before a refresh sample and poisons its outputs.
-std::optional<Finding> refresh_inputs(EvalContext& ctx, const RefreshPoint& point, int set,
-                                      int sample, int trial) {
-  const std::uint64_t fresh =
-      derive_set_seed(ctx.options.seed ^ 0x5eed, ctx.task.name, 1000 + sample);
-  Status rewritten = point.kind == RefreshKind::kFull ? ctx.device.regenerate(set, fresh)
-                                                      : ctx.device.perturb(set, fresh);
-  if (!rewritten.ok())
-    return Finding{PtxbStatus::kInfraError, "regenerate", rewritten.error().message};
-  if (auto s = ctx.device.poison(set, trial); !s.ok())
-    return Finding{PtxbStatus::kInfraError, "poison", s.error().message};
-  return std::nullopt;
+// Rewrites set `set`'s inputs in place before a verified call and poisons its outputs; returns
+// the inputs' hash after the rewrite (the call must leave it unchanged).
+Result<std::uint64_t> refresh_inputs(EvalContext& ctx, RefreshKind kind, int set, int trial) {
+  const std::uint64_t fresh = ctx.secret_rng();
+  PTXB_RETURN_IF_ERROR(kind == RefreshKind::kFull ? ctx.device.regenerate(set, fresh)
+                                                  : ctx.device.perturb(set, fresh));
+  PTXB_RETURN_IF_ERROR(ctx.device.poison(set, trial));
+  return ctx.device.input_hash(set);
 }
 
-// Verifies a refresh sample's outputs and keeps its time apart (fresh_input_finding).
-std::optional<Finding> check_refresh(EvalContext& ctx, SideTiming& out, const RefreshPoint& point,
-                                     int set, int sample, int trial, const CallReply& reply) {
+// Verifies a verified call's outputs and inputs and keeps its time apart (fresh_input_finding).
+std::optional<Finding> check_refresh(EvalContext& ctx, SideTiming& out, RefreshKind kind, int set,
+                                     int sample, int trial, std::uint64_t input_hash,
+                                     const CallReply& reply) {
   auto checks = ctx.device.check(set, trial);
   if (!checks.ok()) return Finding{PtxbStatus::kInfraError, "compare", checks.error().message};
   out.refresh_checks.insert(out.refresh_checks.end(), checks->begin(), checks->end());
   out.fresh_ns.push_back(static_cast<double>(reply.device_ns));
-  out.refreshes.push_back(RefreshRecord{sample, set, std::string(refresh_kind_name(point.kind)),
-                                        reply.device_ns * 1e-6});
-  auto f = first_failure(*checks);
-  if (!f) return std::nullopt;
-  f->reason = std::string(reason::kStaleOutput);
-  f->detail = fmt::format(
-                  "after the inputs were rewritten in place ({}) between timed "
-                  "calls, the outputs were wrong (results cached across calls?): ",
-                  point.kind == RefreshKind::kFull ? "all values" : "one block per input") +
-              f->detail;
-  if (f->status == PtxbStatus::kIncorrectNumerical) f->status = PtxbStatus::kRewardHack;
-  return f;
+  out.refreshes.push_back(
+      RefreshRecord{sample, set, std::string(refresh_kind_name(kind)), reply.device_ns * 1e-6});
+  if (auto f = first_failure(*checks)) {
+    f->reason = std::string(reason::kStaleOutput);
+    f->detail = fmt::format(
+                    "after the inputs were rewritten in place ({}) before timed call {}, the "
+                    "outputs were wrong (results cached across calls?): ",
+                    kind == RefreshKind::kFull ? "all values" : "one block per input", sample + 1) +
+                f->detail;
+    if (f->status == PtxbStatus::kIncorrectNumerical) f->status = PtxbStatus::kRewardHack;
+    return f;
+  }
+  auto after = ctx.device.input_hash(set);
+  if (!after.ok()) return Finding{PtxbStatus::kInfraError, "input_hash", after.error().message};
+  if (*after != input_hash)
+    return Finding{PtxbStatus::kRewardHack, std::string(reason::kInputModified),
+                   fmt::format("timed call {} modified its inputs", sample + 1)};
+  return std::nullopt;
 }
 
 // The samples' accumulators, summarised into TimingStats at the end.
@@ -79,11 +82,11 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
   SideTiming out;
   const auto side_start = EvalClock::now();
   SampleLog samples;
-  // Anti-caching (design.md §3.4): before three samples spread over the first min_samples, the
-  // set's inputs are rewritten in place (fully, or one block per input) and that call's
-  // outputs are verified and its time kept apart (fresh_input_finding).
-  const std::vector<RefreshPoint> refresh_at =
-      refresh_schedule(ctx.options.seed, policy.min_samples);
+  // Unpredictable verification (design.md §3.4, docs/integrity.md): every timed call's outputs
+  // are poisoned with a fresh pattern, so the buffers do not tell a verified call from another;
+  // a secret random subset of all timed calls, early and late, is verified after an in-place
+  // rewrite of its inputs, with the inputs hashed around it. The reference's calls are poisoned
+  // the same way (same supervisor work between calls), never verified.
   int call_index = 0;
   for (int i = 0;; ++i) {
     const bool warmup = i < policy.warmup_calls;
@@ -94,12 +97,24 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
         break;
     }
     const int set = call_index++ % ctx.num_sets;
-    auto point = std::find_if(refresh_at.begin(), refresh_at.end(),
-                              [&](const RefreshPoint& p) { return p.sample == sample; });
-    const bool refresh = is_candidate && !warmup && point != refresh_at.end();
-    const int refresh_trial = 10 + static_cast<int>(out.refreshes.size());
-    if (refresh)
-      if ((out.failure = refresh_inputs(ctx, *point, set, sample, refresh_trial))) return out;
+    const int trial = secret_poison_trial(ctx);
+    std::optional<RefreshKind> verify;
+    if (is_candidate && !warmup)
+      verify = draw_verified_call(ctx.secret_rng, policy.verified_fraction);
+    std::uint64_t input_hash = 0;
+    if (verify) {
+      auto refreshed = refresh_inputs(ctx, *verify, set, trial);
+      if (!refreshed.ok()) {
+        out.failure = Finding{PtxbStatus::kInfraError, "refresh", refreshed.error().message};
+        return out;
+      }
+      input_hash = *refreshed;
+    } else if (!warmup) {
+      if (auto s = ctx.device.poison(set, trial); !s.ok()) {
+        out.failure = Finding{PtxbStatus::kInfraError, "poison", s.error().message};
+        return out;
+      }
+    }
     CallBracket bracket;
     auto reply = side.session->call(CallRequest{static_cast<std::uint64_t>(set), true, false},
                                     call_limit, &bracket);
@@ -119,8 +134,8 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
                                         i + 1)};
       return out;
     }
-    if (refresh)
-      if ((out.failure = check_refresh(ctx, out, *point, set, sample, refresh_trial, *reply)))
+    if (verify)
+      if ((out.failure = check_refresh(ctx, out, *verify, set, sample, trial, input_hash, *reply)))
         return out;
     if (warmup) continue;
     // The device time can never exceed the supervisor's own round trip around the call.
@@ -133,7 +148,7 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
       return out;
     }
     samples.add(*reply, bracket);
-    if (!refresh) out.repeat_ns.push_back(static_cast<double>(reply->device_ns));
+    if (!verify) out.repeat_ns.push_back(static_cast<double>(reply->device_ns));
   }
   out.stats = samples.summarize(policy);
   return out;
@@ -149,6 +164,7 @@ StageOutcome stage_timing(EvalContext& ctx) {
   w.candidate_timing = timing.stats;
   ctx.stage_done("timing", start);
   w.integrity.refreshes = timing.refreshes;
+  w.integrity.schedule_secret = ctx.schedule_secret;
   return StageOutcome::kContinue;
 }
 

@@ -6,10 +6,12 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
+#include <thread>
 
 #include "core/fs.h"
 #include "eval/feedback.h"
@@ -62,13 +64,15 @@ struct FakeDevice final : EvalDevice {
     sets = static_cast<int>(seeds.size());
     return setup_status;
   }
-  Status regenerate(int, std::uint64_t) override {
-    ++regenerations;
+  // Counts the rewrites of the correctness sets (0-2) only: the batch bound's sets, after them,
+  // are rewritten before every batch.
+  Status regenerate(int set, std::uint64_t) override {
+    if (set < 3) ++regenerations;
     fresh_pending = true;
     return ok_status();
   }
-  Status perturb(int, std::uint64_t) override {
-    ++perturbations;
+  Status perturb(int set, std::uint64_t) override {
+    if (set < 3) ++perturbations;
     fresh_pending = true;
     return ok_status();
   }
@@ -102,6 +106,10 @@ struct FakeDevice final : EvalDevice {
     record.backend = "fake";
     return record;
   }
+  Status snapshot_prepare(const std::vector<int>&, std::uint64_t) override { return ok_status(); }
+  Status snapshot_take() override { return ok_status(); }
+  Result<std::int64_t> snapshot_changed() override { return late_blocks; }
+  std::int64_t late_blocks = 0;  // sampled output blocks written after a batch's reply
   int sets = 0;
 };
 
@@ -146,6 +154,17 @@ struct FakeSession final : RunnerSession {
     if (device) ++device->calls_seen;
     const int index = calls++;
     if (on_call) return on_call(index, reply);
+    return reply;
+  }
+  // The real time one call of a batch takes (what the batch bound measures).
+  std::chrono::microseconds batch_call_time{0};
+  std::vector<std::size_t> batch_sizes;
+  Result<BatchReply> batch(const BatchRequest& request, milliseconds) override {
+    batch_sizes.push_back(request.sets.size());
+    std::this_thread::sleep_for(batch_call_time * static_cast<int>(request.sets.size()));
+    if (device) device->calls_seen += static_cast<int>(request.sets.size());
+    BatchReply reply;
+    reply.calls = request.sets.size();
     return reply;
   }
   Status shutdown(milliseconds) override { return ok_status(); }
@@ -247,6 +266,9 @@ class EvaluatorTest : public ::testing::Test {
     timing.min_samples = 6;
     timing.max_samples = 12;
     timing.budget_seconds = 5;
+    // Half the timed calls verified, from a fixed secret: with it, calls 1, 2, 4 and 5 of the
+    // first six are verified (both rewrite kinds), the others are repeats.
+    timing.verified_fraction = 0.5;
     tools_.by_tool["/fake/ncu"] = exited(0, testdata("eval/ncu/wgmma_live.csv"));
     launcher_.reference = [this] {
       auto s = std::make_unique<FakeSession>();
@@ -271,7 +293,7 @@ class EvaluatorTest : public ::testing::Test {
   void TearDown() override { remove_tree(artifact_dir_); }
 
   EvalResult run() {
-    Evaluator evaluator(device_, launcher_, tools_);
+    Evaluator evaluator(device_, launcher_, tools_, [] { return std::uint64_t{20261202}; });
     return evaluator.run(job_, *task_, compile_);
   }
 
@@ -307,12 +329,18 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   EXPECT_GE(w.candidate_timing->samples, 6);
   EXPECT_NEAR(w.candidate_timing->median_ms, 1.0, 1e-9);
   EXPECT_NEAR(w.candidate_timing->host_overhead_ms, 0.05, 1e-9);
-  EXPECT_EQ(w.checks.size(), 3u + 3u);  // three trials + three anti-caching refreshes
-  EXPECT_EQ(device_.regenerations, 1);  // one full rewrite ...
-  EXPECT_EQ(device_.perturbations, 2);  // ... and two block rewrites
-  EXPECT_TRUE(w.flags.empty());
   ASSERT_TRUE(w.integrity.refreshes.has_value());
-  EXPECT_EQ(w.integrity.refreshes->size(), 3u);
+  const std::size_t verified = w.integrity.refreshes->size();
+  EXPECT_GE(verified, 2u);
+  EXPECT_LT(verified, static_cast<std::size_t>(w.candidate_timing->samples));
+  EXPECT_EQ(w.checks.size(), 3u + verified);  // three trials + the verified timed calls
+  EXPECT_EQ(static_cast<std::size_t>(device_.regenerations + device_.perturbations), verified);
+  EXPECT_TRUE(w.flags.empty());
+  EXPECT_EQ(w.integrity.schedule_secret, 20261202u);
+  // The batch bound ran; the fake batches take no time, so the CUPTI median stands.
+  ASSERT_TRUE(w.integrity.batch_bound.has_value());
+  EXPECT_EQ(w.integrity.batch_bound->time_used, "cupti");
+  EXPECT_EQ(w.integrity.batch_bound->u_ms_samples.size(), 3u);
   ASSERT_TRUE(w.integrity.fresh_input.has_value());
   EXPECT_NEAR(w.integrity.fresh_input->median_ms.value(), 1.0, 1e-9);
   EXPECT_EQ(r.target_instructions.verdict, kInstDynamicPresent);
@@ -508,7 +536,11 @@ TEST_F(EvaluatorTest, SpeedupAboveThreeTimesIsRevalidatedAndFlagged) {
   ASSERT_TRUE(w.integrity.revalidation.has_value());
   EXPECT_EQ(w.integrity.revalidation->passed, true);
   EXPECT_EQ(w.integrity.revalidation->device_ms.value().size(), 5u);
-  EXPECT_EQ(device_.regenerations, 1 + 5);  // the timing loop's full rewrite + five trials
+  // The timing loop's full rewrites + five trials.
+  const auto& refreshes = w.integrity.refreshes.value();
+  const auto full = std::count_if(refreshes.begin(), refreshes.end(),
+                                  [](const RefreshRecord& r) { return r.kind == "full"; });
+  EXPECT_EQ(device_.regenerations, full + 5);
   // The flag travels in the trace's extension.
   auto back = EvalResult::from_json(Json::parse(r.to_json().dump()));
   ASSERT_TRUE(back.ok());
@@ -523,7 +555,8 @@ TEST_F(EvaluatorTest, RevalidationTrialWithWrongOutputsIsStaleOutput) {
   };
   device_.check_fn = [](int set, int trial) {
     OutputCheck c = passing_check(set, trial);
-    if (trial >= 20) c.num_failing = 3;  // re-validation trials start at 20
+    // Re-validation trials start at 20 (below the timing loop's secret trials).
+    if (trial >= 20 && trial < kSecretPoisonTrialBase) c.num_failing = 3;
     return std::vector<OutputCheck>{c};
   };
   EvalResult r = run();
@@ -537,7 +570,10 @@ TEST_F(EvaluatorTest, SpeedupBelowThreeTimesIsNotRevalidated) {
   EvalResult r = run();
   ASSERT_EQ(r.status, PtxbStatus::kPassed);
   EXPECT_FALSE(r.workloads[0].integrity.revalidation.has_value());
-  EXPECT_EQ(device_.regenerations, 1);
+  const auto& refreshes = r.workloads[0].integrity.refreshes.value();
+  EXPECT_EQ(device_.regenerations,
+            std::count_if(refreshes.begin(), refreshes.end(),
+                          [](const RefreshRecord& x) { return x.kind == "full"; }));
 }
 
 TEST_F(EvaluatorTest, NumericalMismatchNamesTheFirstFailingElement) {
@@ -748,12 +784,80 @@ TEST_F(EvaluatorTest, DeviceTimeLongerThanTheBracketIsRewardHack) {
 TEST_F(EvaluatorTest, WrongOutputAfterFreshInputsIsStaleOutput) {
   device_.check_fn = [](int set, int trial) {
     OutputCheck c = passing_check(set, trial);
-    if (trial >= 10) c.num_failing = 100;  // refresh trials start at 10
+    if (trial >= kSecretPoisonTrialBase) c.num_failing = 100;  // the timing loop's verified calls
     return std::vector<OutputCheck>{c};
   };
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
   EXPECT_EQ(r.reason, "stale_output");
+}
+
+// ---- the batch bound (docs/integrity.md "The batch bound") ----
+
+TEST_F(EvaluatorTest, CuptiTimesFarBelowTheBatchBoundAreForged) {
+  // The runner reports 1 ms per call, but a verified batch takes 10 ms per call.
+  launcher_.candidate = [this] {
+    auto s = std::make_unique<FakeSession>();
+    s->device = &device_;
+    s->batch_call_time = std::chrono::milliseconds(10);
+    return s;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "below_batch_bound") << r.message;
+  ASSERT_TRUE(r.workloads[0].integrity.batch_bound.has_value());
+  EXPECT_GT(r.workloads[0].integrity.batch_bound->u_ms, 9.0);
+}
+
+TEST_F(EvaluatorTest, CuptiTimesSomewhatBelowTheBoundAreReplacedByIt) {
+  launcher_.candidate = [this] {
+    auto s = std::make_unique<FakeSession>();
+    s->device = &device_;
+    s->batch_call_time = std::chrono::milliseconds(3);  // 1 ms reported: above half of U
+    s->device_ns = 1'600'000;
+    return s;
+  };
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const WorkloadEval& w = r.workloads[0];
+  ASSERT_TRUE(w.integrity.batch_bound.has_value());
+  EXPECT_EQ(w.integrity.batch_bound->time_used, "bound");
+  EXPECT_NEAR(w.integrity.batch_bound->cupti_median_ms, 1.6, 1e-9);
+  // The time used (and the speedup) is U, not the reported median.
+  EXPECT_NEAR(w.candidate_timing->median_ms, w.integrity.batch_bound->u_ms, 1e-9);
+  EXPECT_GT(w.candidate_timing->median_ms, 2.5);
+  EXPECT_LT(*w.speedup, 0.75 / 2.5);
+}
+
+TEST_F(EvaluatorTest, WrongOutputOfABatchCallIsRewardHack) {
+  // Right in every ordinary call, wrong on the batch's sets (after the three correctness sets).
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    if (set >= 3) c.num_failing = 7;
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "batch_output") << r.message;
+}
+
+TEST_F(EvaluatorTest, OutputsWrittenAfterTheBatchReplyAreLate) {
+  device_.late_blocks = 5;
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "late_output") << r.message;
+}
+
+TEST_F(EvaluatorTest, BatchesAreSizedFromTheCalibratedOverhead) {
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const BatchBoundRecord& bound = r.workloads[0].integrity.batch_bound.value();
+  // The fake's empty batches cost microseconds: two calls amortise them.
+  EXPECT_EQ(bound.calls, 2);
+  EXPECT_GE(bound.overhead_ms, 0.0);
+  EXPECT_EQ(bound.margin, 0.05);
+  ASSERT_TRUE(bound.reference_u_ms.has_value());
+  EXPECT_NEAR(bound.reference_cupti_median_ms.value(), 0.75, 1e-9);
 }
 
 TEST_F(EvaluatorTest, LoadFailureIsTheCandidatesRuntimeError) {

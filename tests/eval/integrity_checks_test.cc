@@ -107,20 +107,29 @@ TEST(KernelIdentifier, StripsNamespacesTemplatesParametersAndReturnType) {
   EXPECT_EQ(kernel_identifier("plain_c_kernel"), "plain_c_kernel");
 }
 
-TEST(RefreshSchedule, OneFullAndTwoBlockRewritesWithinTheFirstSamples) {
-  for (std::uint64_t seed : {1ull, 2ull, 12345ull}) {
-    auto points = refresh_schedule(seed, 50);
-    ASSERT_EQ(points.size(), 3u);
-    EXPECT_EQ(points[0].kind, RefreshKind::kFull);
-    EXPECT_EQ(points[1].kind, RefreshKind::kBlock);
-    EXPECT_EQ(points[2].kind, RefreshKind::kBlock);
-    for (const auto& p : points) {
-      EXPECT_GE(p.sample, 0);
-      EXPECT_LT(p.sample, 50);
-    }
+TEST(VerifiedCalls, ASecretFractionOfAllCallsWithBothRewriteKinds) {
+  std::mt19937_64 secret(12345);
+  int verified = 0, full = 0, late = 0;
+  constexpr int kCalls = 8000;
+  for (int call = 0; call < kCalls; ++call) {
+    auto kind = draw_verified_call(secret, 0.125);
+    if (!kind) continue;
+    ++verified;
+    if (*kind == RefreshKind::kFull) ++full;
+    if (call >= kCalls / 2) ++late;
   }
-  // The positions depend on the seed, so a candidate cannot count calls to find them.
-  EXPECT_NE(refresh_schedule(1, 50)[0].sample, refresh_schedule(2, 50)[0].sample);
+  // About one call in eight, a third of them full rewrites, and as many late as early.
+  EXPECT_NEAR(verified, kCalls / 8, kCalls / 80);
+  EXPECT_NEAR(full, verified / 3, verified / 15);
+  EXPECT_NEAR(late, verified / 2, verified / 10);
+  // Another secret, another schedule.
+  std::mt19937_64 a(1), b(2);
+  std::vector<bool> sa, sb;
+  for (int call = 0; call < 64; ++call) {
+    sa.push_back(draw_verified_call(a, 0.125).has_value());
+    sb.push_back(draw_verified_call(b, 0.125).has_value());
+  }
+  EXPECT_NE(sa, sb);
   EXPECT_STREQ(refresh_kind_name(RefreshKind::kBlock), "block");
 }
 

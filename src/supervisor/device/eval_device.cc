@@ -254,6 +254,27 @@ Status GpuEvalDevice::poison(int index, int trial) {
   return ok_status();
 }
 
+static_assert(kSecretPoisonTrialBase == kVariedPoisonFrom,
+              "the supervisor's secret poison trials must get varied patterns");
+
+Status GpuEvalDevice::snapshot_prepare(const std::vector<int>& sets, std::uint64_t secret) {
+  std::vector<OutputSnapshot::Region> regions;
+  for (int index : sets) {
+    PTXB_ASSIGN_OR_RETURN(Set * set, get(index));
+    for (auto& t : set->tensors)
+      if (t.is_output) regions.push_back({t.buffer.data(), t.buffer.bytes()});
+  }
+  return snapshot_.prepare(regions, secret, stream_);
+}
+
+Status GpuEvalDevice::snapshot_take() {
+  return snapshot_.take(stream_);
+}
+
+Result<std::int64_t> GpuEvalDevice::snapshot_changed() {
+  return snapshot_.changed(stream_);
+}
+
 Result<std::uint64_t> GpuEvalDevice::input_hash(int index) {
   PTXB_ASSIGN_OR_RETURN(Set * set, get(index));
   return tensors_hash(*set, /*outputs=*/false);

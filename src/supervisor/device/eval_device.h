@@ -18,6 +18,7 @@
 #include "cuda/device_buffer.h"
 #include "references/reference.h"
 #include "supervisor/device/compare.h"
+#include "supervisor/device/output_snapshot.h"
 #include "supervisor/eval_backend.h"
 
 namespace ptxb::gpu {
@@ -39,6 +40,9 @@ class GpuEvalDevice final : public EvalDevice {
   Status observe_unwritten(int set, int trial) override;
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
   ReferenceRecord reference_description() override;
+  Status snapshot_prepare(const std::vector<int>& sets, std::uint64_t secret) override;
+  Status snapshot_take() override;
+  Result<std::int64_t> snapshot_changed() override;
 
  private:
   GpuEvalDevice() = default;
@@ -84,6 +88,7 @@ class GpuEvalDevice final : public EvalDevice {
   std::unique_ptr<ReferenceBackend> reference_;
   std::unique_ptr<ReferenceBackend> forward_;  // backward tasks only
   bool causal_ = false;
+  OutputSnapshot snapshot_;
 };
 
 }  // namespace ptxb::gpu

@@ -1,0 +1,62 @@
+// The batch request (docs/runner.md "Protocol", docs/integrity.md "The batch bound"): K calls on
+// K input sets back to back on the runner's stream, one synchronize, one reply.
+//
+// Nothing here measures time: the supervisor stamps the batch with its own clock and verifies
+// every call's outputs from its own context, so whatever candidate code does to this process
+// (its replies included) cannot make the bound smaller than the real work. No L2 flush sits
+// between the calls: the supervisor rotates over sets much larger than L2 instead, so the
+// bracket holds only the candidate's work.
+#include <cuda_runtime_api.h>
+
+#include "runner/activity_collector.h"
+#include "runner/module_watch.h"
+#include "runner/runner_service.h"
+
+namespace ptxb {
+
+Result<Json> RunnerService::handle_batch(const Json& request) {
+  PTXB_ASSIGN_OR_RETURN(BatchRequest batch, batch_request_from_json(request));
+  if (sets_.set_count() == 0) return make_error("sequence", "batch before a successful bind");
+  for (std::uint64_t set : batch.sets)
+    if (set >= sets_.set_count())
+      return make_error("bad_request", "set {} out of range ({} sets bound)", set,
+                        sets_.set_count());
+
+  BatchReply reply;
+  const InvokeFunction invoke = candidate_.invoke();
+  const std::vector<TaskEntry> threads_before = list_threads();
+  for (std::uint64_t set : batch.sets) {
+    // Each call gets its own CUSTOM0 id, as a timed call does, so the activity of a batch is
+    // never taken for the harness's.
+    ++call_count_;
+    {
+      CandidatePhase phase;
+      ExternalCorrelationScope window(false, call_count_);
+      invoke(sets_.params(set));
+    }
+    ++reply.calls;
+  }
+  track_candidate_threads(threads_before);
+  const cudaError_t synced = cudaStreamSynchronize(stream_);
+  if (synced != cudaSuccess && !reply.cuda_error)
+    reply.cuda_error =
+        CudaErrorInfo{cudaGetErrorName(synced), cudaGetErrorString(synced), "cudaStreamSynchronize"};
+  {
+    ExternalCorrelationScope harness(true, kHarnessExternalId);
+    const cudaError_t device = cudaDeviceSynchronize();
+    if (device != cudaSuccess && !reply.cuda_error)
+      reply.cuda_error = CudaErrorInfo{cudaGetErrorName(device), cudaGetErrorString(device),
+                                       "cudaDeviceSynchronize"};
+  }
+  // The batch's records are not attributed to a call (the batch is judged from outside); they
+  // are dropped here so that the next call's out-of-window analysis starts clean.
+  ActivityCollector& collector = ActivityCollector::instance();
+  if (collector.flush().ok()) (void)collector.take_records();
+  CallReply leftovers;
+  report_leftovers(leftovers);
+  reply.leftover_threads = std::move(leftovers.leftover_threads);
+  reply.leftover_processes = std::move(leftovers.leftover_processes);
+  return to_json(reply);
+}
+
+}  // namespace ptxb

@@ -1,0 +1,64 @@
+#include "eval/batch_bound.h"
+
+#include <gtest/gtest.h>
+
+namespace ptxb {
+namespace {
+
+TEST(BatchBound, CallsAmortiseTheOverheadToOnePercent) {
+  BatchBoundPolicy policy;
+  // O = 0.1 ms, t = 0.75 ms: K = ceil(0.1 / 0.0075) = 14.
+  EXPECT_EQ(batch_calls(0.1, 0.75, policy), 14);
+  EXPECT_EQ(batch_calls(0.1, 100.0, policy), policy.min_calls);  // a slow call: two suffice
+  EXPECT_EQ(batch_calls(0.1, 0.001, policy), policy.max_calls);  // a tiny one: capped
+  EXPECT_EQ(batch_calls(0.1, 0.0, policy), policy.max_calls);    // unknown time: the cap
+}
+
+TEST(BatchBound, PerCallBoundSubtractsTheOverhead) {
+  EXPECT_DOUBLE_EQ(bound_per_call_ms(10.2, 0.2, 10), 1.0);
+  EXPECT_DOUBLE_EQ(bound_per_call_ms(0.1, 0.2, 10), 0.0);  // noise below O: no bound
+  EXPECT_DOUBLE_EQ(bound_per_call_ms(5.0, 0.2, 0), 0.0);
+}
+
+TEST(BatchBound, WritePhaseVoidOnlyWhenClearlySlower) {
+  BatchBoundPolicy policy;  // 2x + 5 ms
+  EXPECT_FALSE(write_phase_void(10.0, 10.0, policy));
+  EXPECT_FALSE(write_phase_void(24.9, 10.0, policy));
+  EXPECT_TRUE(write_phase_void(25.1, 10.0, policy));
+}
+
+TEST(BatchBound, CuptiBelowTheMarginUsesTheBoundAndBelowHalfIsForged) {
+  BatchBoundPolicy policy;  // m = 0.05, forged below 0.5
+  EXPECT_EQ(judge_against_bound(1.00, 1.00, policy), BoundJudgement::kCupti);
+  EXPECT_EQ(judge_against_bound(0.96, 1.00, policy), BoundJudgement::kCupti);
+  EXPECT_EQ(judge_against_bound(1.30, 1.00, policy), BoundJudgement::kCupti);  // slower: fine
+  EXPECT_EQ(judge_against_bound(0.94, 1.00, policy), BoundJudgement::kBound);
+  EXPECT_EQ(judge_against_bound(0.51, 1.00, policy), BoundJudgement::kBound);
+  EXPECT_EQ(judge_against_bound(0.49, 1.00, policy), BoundJudgement::kForged);
+  EXPECT_EQ(judge_against_bound(0.01, 0.0, policy), BoundJudgement::kCupti);  // nothing measured
+}
+
+TEST(BatchBound, RecordRoundTrips) {
+  BatchBoundRecord r;
+  r.calls = 14;
+  r.overhead_ms = 0.12;
+  r.margin = 0.05;
+  r.reference_u_ms = 0.76;
+  r.reference_cupti_median_ms = 0.755;
+  r.write_calibration_ms = 9.5;
+  r.u_ms_samples = {0.8, 0.79, 0.81};
+  r.u_ms = 0.79;
+  r.cupti_median_ms = 0.5;
+  r.time_used = "bound";
+  r.cost_ms = 40;
+  auto back = BatchBoundRecord::from_json(Json::parse(r.to_json().dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->calls, 14);
+  EXPECT_EQ(back->u_ms_samples, r.u_ms_samples);
+  EXPECT_EQ(back->reference_u_ms, r.reference_u_ms);
+  EXPECT_EQ(back->time_used, "bound");
+  EXPECT_FALSE(BatchBoundRecord::from_json(Json::object()).ok());
+}
+
+}  // namespace
+}  // namespace ptxb
