@@ -110,6 +110,12 @@ struct ActivityRecord {
   // For out-of-window records: "before", "during", "after" relative to this call's window
   // (or to its host bracket when the call itself recorded nothing).
   std::string relation;
+  // Copies and memsets: CUPTI's CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC / _MEMSET_ASYNC, i.e. issued
+  // by an *Async API. False for kernels. With legacy_stream it decides whether off-stream work
+  // is tolerated (a synchronous cudaMemcpy/cudaMemset on the legacy stream) or foreign.
+  bool async = false;
+  // The record's stream is the context's legacy default (NULL) stream.
+  bool legacy_stream = false;
 };
 
 struct CudaErrorInfo {
@@ -137,7 +143,7 @@ struct CallReply {
   std::uint32_t memcpy_count = 0;
   std::uint32_t memset_count = 0;
   std::uint32_t expected_stream_id = 0;          // CUPTI id of the runner's stream
-  std::vector<ActivityRecord> foreign_stream;    // kernels of this call on another stream
+  std::vector<ActivityRecord> foreign_stream;    // work of this call off its stream (attribution.h)
   std::vector<ActivityRecord> out_of_window;     // activity not attributed to this call
   std::vector<ModuleInfo> new_modules;           // loaded since the previous reply
   std::vector<ModuleInfo> unexpected_modules;    // candidate modules not in the expected list

@@ -169,6 +169,8 @@ Json to_json(const ActivityRecord& value) {
   json["bytes"] = value.bytes;
   json["attribution"] = value.attribution;
   if (!value.relation.empty()) json["relation"] = value.relation;
+  json["async"] = value.async;
+  json["legacy_stream"] = value.legacy_stream;
   return json;
 }
 
@@ -189,6 +191,9 @@ Result<ActivityRecord> activity_record_from_json(const Json& json) {
   if (json.contains("relation")) {
     PTXB_ASSIGN_OR_RETURN(value.relation, get_string(json, "relation", what));
   }
+  // Optional with a default: replies of runners built before the stream rule covered copies.
+  PTXB_ASSIGN_OR_RETURN(value.async, get_bool(json, "async", what, false));
+  PTXB_ASSIGN_OR_RETURN(value.legacy_stream, get_bool(json, "legacy_stream", what, false));
   return value;
 }
 

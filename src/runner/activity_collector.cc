@@ -109,6 +109,7 @@ void ActivityCollector::consume(uint8_t* buffer, size_t valid_size) {
         record.start_ns = copy->start;
         record.end_ns = copy->end;
         record.bytes = copy->bytes;
+        record.async = (copy->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
         records_.push_back(std::move(record));
         break;
       }
@@ -121,6 +122,7 @@ void ActivityCollector::consume(uint8_t* buffer, size_t valid_size) {
         record.start_ns = set->start;
         record.end_ns = set->end;
         record.bytes = set->bytes;
+        record.async = (set->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
         records_.push_back(std::move(record));
         break;
       }

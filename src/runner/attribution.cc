@@ -13,6 +13,11 @@ const char* relation_to(const ActivityRecord& record, std::uint64_t start, std::
 
 }  // namespace
 
+bool off_stream_tolerated(const ActivityRecord& record) {
+  const bool copy_or_set = record.kind == "memcpy" || record.kind == "memset";
+  return copy_or_set && record.legacy_stream && !record.async;
+}
+
 void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable& correlations,
                     const AttributionInput& input, CallReply& reply) {
   // Device order makes the reply readable and the window computation obvious.
@@ -28,6 +33,7 @@ void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable&
   reply.expected_stream_id = input.expected_stream_id;
 
   for (auto& record : records) {
+    record.legacy_stream = input.legacy_stream_id && record.stream_id == *input.legacy_stream_id;
     auto tag = correlations.find(record.correlation_id);
     if (tag == correlations.end()) {
       record.attribution = "unattributed";
@@ -54,12 +60,13 @@ void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable&
       if (std::find(reply.kernel_names.begin(), reply.kernel_names.end(), record.name) ==
           reply.kernel_names.end())
         reply.kernel_names.push_back(record.name);
-      if (record.stream_id != input.expected_stream_id) reply.foreign_stream.push_back(record);
     } else if (record.kind == "memcpy") {
       ++reply.memcpy_count;
     } else if (record.kind == "memset") {
       ++reply.memset_count;
     }
+    if (record.stream_id != input.expected_stream_id && !off_stream_tolerated(record))
+      reply.foreign_stream.push_back(record);
     if (input.keep_activity) reply.activity.push_back(std::move(record));
   }
   if (reply.has_window) reply.device_ns = reply.window_end_ns - reply.window_start_ns;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +34,9 @@ using CorrelationTable = std::unordered_map<std::uint32_t, ExternalTag>;
 struct AttributionInput {
   std::uint64_t call_external_id = 0;
   std::uint32_t expected_stream_id = 0;
+  // CUPTI id of the context's legacy default stream (cuptiGetStreamIdEx of the NULL stream);
+  // nullopt when unknown: then no off-stream copy or memset is tolerated.
+  std::optional<std::uint32_t> legacy_stream_id;
   std::uint64_t host_start_ns = 0;  // CUPTI clock at push
   std::uint64_t host_end_ns = 0;    // CUPTI clock after the stream synchronize
   bool keep_activity = false;       // copy this call's records into reply.activity
@@ -40,9 +44,18 @@ struct AttributionInput {
 
 // Classifies `records` (kernel/memcpy/memset records flushed since the previous call; each with
 // attribution empty) and fills reply's window, counts, foreign_stream, out_of_window and
-// (keep_activity) activity. Harness records are dropped. Records of this call on a stream other
-// than expected_stream_id: kernels go to foreign_stream (design.md §3.2 violation); copies and
-// memsets are tolerated (synchronous legacy-stream cudaMemset is common) and stay in the window.
+// (keep_activity) activity. Harness records are dropped; every record gets legacy_stream set.
+// Records of this call on a stream other than expected_stream_id go to foreign_stream
+// (design.md §3.2 violation) unless off_stream_tolerated(); tolerated ones stay in the window.
+// The one stream rule (docs/integrity.md): all GPU work of a call belongs to its stream. The
+// single exception is a copy or memset issued *synchronously* on the legacy default stream
+// (cudaMemcpy, cudaMemset, cudaMemcpyToSymbol: common in model-written code, and the host
+// waits for it inside `run`, so it is timed with the call). A kernel anywhere else, or an
+// async copy/memset on any other stream (a private one or the legacy one), is foreign.
+// Host functions (cudaLaunchHostFunc) leave no activity record; on the call's stream they are
+// ordinary stream work.
+bool off_stream_tolerated(const ActivityRecord& record);
+
 void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable& correlations,
                     const AttributionInput& input, CallReply& reply);
 

@@ -38,19 +38,24 @@ TaskEntry read_task(const std::string& stat_dir, std::int64_t id) {
   if (open == std::string::npos || close == std::string::npos || close < open) return entry;
   entry.name = stat.substr(open + 1, close - open - 1);
   if (close + 2 < stat.size()) entry.state = stat[close + 2];
+  // Fields after the comm, from field 3 (state) on; starttime is field 22 (proc(5)).
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int number = 3; number <= 22 && fields >> field; ++number)
+    if (number == 22 && all_digits(field)) entry.start_ticks = std::stoull(field);
   return entry;
-}
-
-bool is_driver_thread(const std::string& name) {
-  return name.rfind("cuda", 0) == 0;
 }
 
 }  // namespace
 
 std::vector<TaskEntry> list_threads() {
+  return list_threads_in("/proc/self/task");
+}
+
+std::vector<TaskEntry> list_threads_in(const std::string& task_dir) {
   std::vector<TaskEntry> threads;
   std::error_code error;
-  for (const auto& dir : fs::directory_iterator("/proc/self/task", error)) {
+  for (const auto& dir : fs::directory_iterator(task_dir, error)) {
     const std::string tid = dir.path().filename().string();
     if (!all_digits(tid)) continue;
     threads.push_back(read_task(dir.path().string(), std::stoll(tid)));
@@ -73,17 +78,22 @@ std::vector<TaskEntry> list_children() {
   return out;
 }
 
-std::vector<TaskEntry> new_live_tasks(const std::vector<TaskEntry>& before,
-                                      const std::vector<TaskEntry>& after,
-                                      bool exempt_driver_threads) {
-  std::set<std::int64_t> known;
-  for (const auto& task : before) known.insert(task.id);
+void ThreadCensus::seal(const std::vector<TaskEntry>& threads) {
+  if (sealed_) return;
+  for (const auto& thread : threads) trusted_.emplace_back(thread.id, thread.start_ticks);
+  std::sort(trusted_.begin(), trusted_.end());
+  sealed_ = true;
+}
+
+bool ThreadCensus::is_trusted(const TaskEntry& task) const {
+  return std::binary_search(trusted_.begin(), trusted_.end(),
+                            std::make_pair(task.id, task.start_ticks));
+}
+
+std::vector<TaskEntry> ThreadCensus::untrusted_alive(const std::vector<TaskEntry>& now) const {
   std::vector<TaskEntry> out;
-  for (const auto& task : after) {
-    if (known.count(task.id) || !task.alive()) continue;
-    if (exempt_driver_threads && is_driver_thread(task.name)) continue;
-    out.push_back(task);
-  }
+  for (const auto& task : now)
+    if (task.alive() && !is_trusted(task)) out.push_back(task);
   return out;
 }
 

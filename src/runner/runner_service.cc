@@ -10,9 +10,11 @@
 
 #include "core/version.h"
 #include "cuda/cuda_check.h"
+#include "cuda/l2_persistence.h"
 #include "protocol/frame.h"
 #include "runner/activity_collector.h"
 #include "runner/attribution.h"
+#include "runner/driver_warmup.h"
 #include "runner/module_watch.h"
 
 namespace ptxb {
@@ -78,12 +80,18 @@ Status RunnerService::initialize_gpu() {
   // legacy-stream kernel is a separate, visible stream in the records (design.md §3.2).
   PTXB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, stream_, 0, &stream_id_));
+  // The NULL stream of a program built without per-thread default streams (the compile stage's
+  // flags) is the legacy stream: where synchronous copies and memsets land (attribution.h).
+  PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, nullptr, 0, &legacy_stream_id_));
   PTXB_RETURN_IF_ERROR(l2_flush_.allocate(static_cast<std::uint64_t>(properties.l2CacheSize)));
   hello_.l2_flush_bytes = static_cast<std::int64_t>(l2_flush_.bytes());
   // One flush now, so whatever the driver loads for a memset is loaded as the runner's.
   const cudaError_t warm = l2_flush_.flush(stream_);
   if (warm != cudaSuccess)
     return gpu::cuda_call_error(warm, "l2_flush_.flush(stream_)", __FILE__, __LINE__);
+  // The driver's lazily started threads (host-function worker, ...) start now, as the
+  // runner's, so the census sealed below trusts them (runner/driver_warmup.h).
+  PTXB_RETURN_IF_ERROR(precreate_driver_threads(stream_));
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
   PTXB_RETURN_IF_ERROR(ActivityCollector::instance().flush());
   (void)ActivityCollector::instance().take_records();  // set-up records: all the runner's
@@ -91,6 +99,9 @@ Status RunnerService::initialize_gpu() {
   // Orphans of a candidate's double-forked processes become our children, where the leftover
   // check sees them (instead of init's, where it would not).
   if (!become_child_subreaper()) log_line("prctl(PR_SET_CHILD_SUBREAPER) failed");
+  // No candidate code has run yet: every thread alive now is the runner's, the driver's,
+  // CUPTI's or NVML's, and only these are ever trusted (process_census.h).
+  thread_census_.seal(list_threads());
   gpu_ready_ = true;
   return ok_status();
 }
@@ -106,12 +117,10 @@ Result<Json> RunnerService::handle_load(const Json& request) {
   if (!gpu_ready_) return make_error("sequence", "load before a successful hello");
   ModuleWatch::instance().set_expected(load.expected_module_sha256);
   {
-    // The candidate's static initialisers run inside dlopen: candidate code.
-    const std::vector<TaskEntry> threads_before = list_threads();
+    // The candidate's static initialisers run inside dlopen: candidate code. A thread they
+    // start is not in the sealed census, so it is a leftover at the end of every call.
     CandidatePhase phase;
-    Status loaded = candidate_.load(load.so_path, load.expected_signature);
-    track_candidate_threads(threads_before);
-    PTXB_RETURN_IF_ERROR(loaded);
+    PTXB_RETURN_IF_ERROR(candidate_.load(load.so_path, load.expected_signature));
   }
   std::atexit(exit_called_by_candidate);
   LoadReply reply;
@@ -143,20 +152,14 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   reply.external_id = call_count_;  // CUSTOM0 ids: one per call, never reused
   reply.expected_stream_id = stream_id_;
 
-  // ---- before the window: L2 flush (design.md §3.4), in the harness's correlation scope ----
-  if (call.flush_l2) {
-    ExternalCorrelationScope harness(true, kHarnessExternalId);
-    const cudaError_t flushed = l2_flush_.flush(stream_);
-    if (flushed != cudaSuccess)
-      reply.cuda_error = error_info(flushed, "l2_flush (before the call)");
-  }
+  // ---- before the window: L2 reset and flush (design.md §3.4) ----
+  prepare_l2(call.flush_l2, reply);
 
   // ---- the window: only the candidate's host code between push and pop ----
   cudaError_t stream_status = cudaSuccess;
   if (!reply.cuda_error) {
     InvokeFunction invoke = candidate_.invoke();
     void* const* params = sets_.params(call.set);
-    const std::vector<TaskEntry> threads_before = list_threads();
     reply.host_start_ns = cupti_now();
     const auto wall_start = std::chrono::steady_clock::now();
     {
@@ -164,10 +167,6 @@ Result<Json> RunnerService::handle_call(const Json& request) {
       ExternalCorrelationScope window(false, reply.external_id);
       invoke(params);
     }
-    // Right after `run` returned, before the runner's own CUDA calls: a thread the driver might
-    // start lazily during the synchronize is not the candidate's. (Adds to the host bracket,
-    // never to the device window.)
-    track_candidate_threads(threads_before);
     stream_status = cudaStreamSynchronize(stream_);
     const auto wall_end = std::chrono::steady_clock::now();
     reply.host_end_ns = cupti_now();
@@ -196,6 +195,7 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   AttributionInput input;
   input.call_external_id = reply.external_id;
   input.expected_stream_id = stream_id_;
+  input.legacy_stream_id = legacy_stream_id_;
   input.host_start_ns = reply.host_start_ns;
   input.host_end_ns = reply.host_end_ns;
   input.keep_activity = call.collect;
@@ -213,24 +213,23 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   return to_json(reply);
 }
 
-void RunnerService::track_candidate_threads(const std::vector<TaskEntry>& before) {
-  for (auto& thread : new_live_tasks(before, list_threads(), /*exempt_driver_threads=*/true)) {
-    const bool known = std::any_of(candidate_threads_.begin(), candidate_threads_.end(),
-                                   [&](const TaskEntry& t) { return t.id == thread.id; });
-    if (!known) candidate_threads_.push_back(std::move(thread));
+void RunnerService::prepare_l2(bool flush, CallReply& reply) {
+  ExternalCorrelationScope harness(true, kHarnessExternalId);
+  // Reset first: a persisting line survives the flush's writes while the set-aside holds it.
+  const L2ResetOutcome reset = reset_persisting_l2(stream_);
+  if (reset.status != cudaSuccess) {
+    reply.cuda_error = error_info(reset.status, reset.call);
+    return;
   }
+  if (!flush) return;
+  const cudaError_t flushed = l2_flush_.flush(stream_);
+  if (flushed != cudaSuccess) reply.cuda_error = error_info(flushed, "l2_flush (before the call)");
 }
 
 void RunnerService::report_leftovers(CallReply& reply) {
-  // Runs after the device-wide synchronize: every legitimate piece of the call is over.
-  auto still_running = [&] {
-    std::vector<TaskEntry> threads;
-    const std::vector<TaskEntry> now = list_threads();
-    for (const auto& tracked : candidate_threads_)
-      for (const auto& thread : now)
-        if (thread.id == tracked.id && thread.alive()) threads.push_back(thread);
-    return threads;
-  };
+  // Runs after the device-wide synchronize: every legitimate piece of the call is over,
+  // host functions included, so any thread not trusted at the seal is the candidate's.
+  auto still_running = [&] { return thread_census_.untrusted_alive(list_threads()); };
   auto live_children = [] {
     std::vector<TaskEntry> children = list_children();
     children.erase(std::remove_if(children.begin(), children.end(),

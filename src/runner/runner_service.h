@@ -43,9 +43,8 @@ class RunnerService {
   // runner_batch.cc: K calls back to back, one synchronize, one reply (the batch bound).
   Result<Json> handle_batch(const Json& request);
   Status initialize_gpu();
-  // Threads that appeared while candidate code ran (its dlopen, its `run`) are the candidate's;
-  // the runner's own phases may start driver/CUPTI threads without blaming it.
-  void track_candidate_threads(const std::vector<TaskEntry>& before);
+  // Before every call, outside the window: persisting-L2 state reset, then the flush.
+  void prepare_l2(bool flush, CallReply& reply);
   void report_leftovers(CallReply& reply);
 
   int channel_fd_;
@@ -58,7 +57,8 @@ class RunnerService {
   BoundSets sets_;
   std::uint64_t call_count_ = 0;
   HelloReply hello_;
-  std::vector<TaskEntry> candidate_threads_;
+  std::uint32_t legacy_stream_id_ = 0;  // CUPTI's id of the legacy default stream
+  ThreadCensus thread_census_;          // sealed at the end of initialize_gpu
 };
 
 }  // namespace ptxb

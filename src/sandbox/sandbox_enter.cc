@@ -22,6 +22,7 @@
 #include "core/fs.h"
 #include "core/process.h"
 #include "core/strings.h"
+#include "sandbox/process_cgroup.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace ptxb {
@@ -306,6 +307,13 @@ Status enter(const SandboxPolicy& policy, const std::string& program, SeccompFil
   const pid_t parent = ::getppid();
   if (!is_directory(policy.scratch_dir))
     return make_error("sandbox", "scratch directory {} does not exist", policy.scratch_dir);
+
+  // --- cgroup: first, while still privileged; every process this one becomes or starts stays
+  // in it (process_cgroup.h) ---
+  if (!policy.cgroup_dir.empty()) {
+    Status joined = join_cgroup(real_cgroup_fs(), policy.cgroup_dir, ::getpid());
+    if (!joined.ok()) return make_error("sandbox", "join cgroup: {}", joined.error().message);
+  }
 
   // --- namespaces ---
   int flags = CLONE_NEWNS;

@@ -101,6 +101,7 @@ Json SandboxPolicy::to_json() const {
               {"cpu_seconds", cpu_seconds},
               {"file_size_bytes", file_size_bytes},
               {"max_processes", max_processes},
+              {"cgroup_dir", cgroup_dir},
               {"keep_fds", keep_fds},
               {"env_allow", env_allow},
               {"set_env", set_env}};
@@ -130,6 +131,7 @@ Result<SandboxPolicy> SandboxPolicy::from_json(const Json& json) {
   PTXB_RETURN_IF_ERROR(read_field(json, "cpu_seconds", p.cpu_seconds));
   PTXB_RETURN_IF_ERROR(read_field(json, "file_size_bytes", p.file_size_bytes));
   PTXB_RETURN_IF_ERROR(read_field(json, "max_processes", p.max_processes));
+  PTXB_RETURN_IF_ERROR(read_field(json, "cgroup_dir", p.cgroup_dir));
   PTXB_RETURN_IF_ERROR(read_field(json, "keep_fds", p.keep_fds));
   PTXB_RETURN_IF_ERROR(read_field(json, "env_allow", p.env_allow));
   PTXB_RETURN_IF_ERROR(read_field(json, "set_env", p.set_env));

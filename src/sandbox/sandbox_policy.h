@@ -86,6 +86,10 @@ struct SandboxPolicy {
   std::uint64_t cpu_seconds = 600;               // RLIMIT_CPU soft; hard = soft + 5 (SIGKILL)
   std::uint64_t file_size_bytes = 256ull << 20;  // RLIMIT_FSIZE: SIGXFSZ beyond
   std::uint64_t max_processes = 512;             // RLIMIT_NPROC of the uid (threads count)
+  // The cgroup v2 directory the launcher moves itself into before anything else ("" = none):
+  // created per process tree by the supervisor, which kills and removes it at the end
+  // (sandbox/process_cgroup.h). A failure to join is a setup failure.
+  std::string cgroup_dir;
   // Descriptors that survive (0-2 are the stdio the caller set up; the runner's channel is 3).
   std::vector<int> keep_fds = {0, 1, 2};
   // Environment: names copied from the launcher's environment when present (a trailing '*'

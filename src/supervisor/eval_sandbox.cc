@@ -3,6 +3,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/fs.h"
@@ -53,6 +56,35 @@ EvalSandbox::EvalSandbox(const SupervisorJob& job, std::string staging_dir,
   hidden_files_ = forbidden_library_files(library_dirs());
   description_["launcher"] = launcher_;
   description_["hidden_files"] = hidden_files_;
+  auto self_cgroup = real_cgroup_fs().read("/proc/self/cgroup");
+  cgroup_support_ = probe_cgroup_support(real_cgroup_fs(), kCgroupMount,
+                                         self_cgroup.ok() ? *self_cgroup : std::string());
+  description_["teardown"] = cgroup_support_.describe();
+}
+
+EvalSandbox::~EvalSandbox() {
+  auto ended = end_process_trees();
+  if (!ended.ok())
+    std::fprintf(stderr, "ptxbench: sandbox teardown: %s\n", ended.error().message.c_str());
+}
+
+Result<std::size_t> EvalSandbox::end_process_trees() {
+  // A group whose kill or removal fails stays listed, so the destructor tries it again.
+  std::size_t survivors = 0;
+  std::vector<ProcessCgroup> left;
+  Status first_error = ok_status();
+  for (auto& group : cgroups_) {
+    auto killed = group.kill_all(std::chrono::milliseconds(10'000));
+    Status removed = killed.ok() ? group.remove() : Status(killed.error());
+    if (killed.ok()) survivors += *killed;
+    if (!removed.ok()) {
+      left.push_back(group);
+      if (first_error.ok()) first_error = removed;
+    }
+  }
+  cgroups_ = std::move(left);
+  PTXB_RETURN_IF_ERROR(first_error);
+  return survivors;
 }
 
 Result<SandboxPolicy> EvalSandbox::policy(bool library_in_slot, SeccompProfile profile) {
@@ -61,6 +93,16 @@ Result<SandboxPolicy> EvalSandbox::policy(bool library_in_slot, SeccompProfile p
   PTXB_RETURN_IF_ERROR(make_directories(p.scratch_dir));
   ::chmod(p.scratch_dir.c_str(), 0755);
   p.seccomp = profile;
+  if (cgroup_support_.usable) {
+    // One group per process tree, named after the supervisor and the scratch number.
+    PTXB_ASSIGN_OR_RETURN(
+        ProcessCgroup group,
+        ProcessCgroup::create(real_cgroup_fs(), cgroup_support_,
+                              fmt::format("ptxbench-{}-{}", ::getpid(), scratch_count_ - 1),
+                              p.max_processes));
+    p.cgroup_dir = group.path();
+    cgroups_.push_back(std::move(group));
+  }
   if (library_in_slot) {
     p.set_env = reference_variables(reference_selector_, signature_);
   } else {

@@ -23,6 +23,7 @@
 #include "eval/eval_types.h"
 #include "eval/integrity_reasons.h"
 #include "sandbox/blocked_syscall.h"
+#include "sandbox/process_cgroup.h"
 #include "sandbox/sandbox_policy.h"
 
 namespace ptxb {
@@ -37,6 +38,10 @@ class EvalSandbox {
   // (eval_backend.h reference_variables).
   EvalSandbox(const SupervisorJob& job, std::string staging_dir,
               const std::string& reference_selector, const std::string& signature);
+  // Ends every process tree this sandbox started (end_process_trees).
+  ~EvalSandbox();
+  EvalSandbox(const EvalSandbox&) = delete;
+  EvalSandbox& operator=(const EvalSandbox&) = delete;
 
   bool enabled() const { return enabled_; }
 
@@ -51,6 +56,12 @@ class EvalSandbox {
   // the sandbox is off, except that `library_in_slot` adds the reference variables.
   Result<ProcessSpec> wrap_tool(ProcessSpec spec, bool library_in_slot);
 
+  // Kills whatever is left of every sandboxed process tree started so far and removes their
+  // cgroups (sandbox/process_cgroup.h); returns how many processes were still there — after the
+  // runners' shutdown, each one outlived its runner. No-op under the process-group fallback
+  // (environment.sandbox.teardown says which mechanism is active).
+  Result<std::size_t> end_process_trees();
+
   // environment.sandbox of the result: enabled, launcher, policies, self-check report.
   Json describe() const { return description_; }
 
@@ -64,6 +75,8 @@ class EvalSandbox {
   std::string signature_;
   std::vector<std::string> hidden_files_;
   int scratch_count_ = 0;
+  CgroupSupport cgroup_support_;
+  std::vector<ProcessCgroup> cgroups_;  // one per sandboxed process tree, removed at the end
   Json description_ = Json::object();
 };
 

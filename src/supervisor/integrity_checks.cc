@@ -69,9 +69,15 @@ std::optional<Finding> reply_findings(const CallReply& reply, const ReplyCheckOp
                                describe_tasks(reply.leftover_threads)));
   if (!reply.foreign_stream.empty()) {
     const auto& r = reply.foreign_stream.front();
+    // Kernels by name; copies and memsets by how they were issued (the one tolerated form,
+    // a synchronous copy on the legacy stream, never gets here).
+    const std::string what =
+        r.kind == "kernel" ? "kernel " + r.name
+                           : fmt::format("{} {}{}", r.async ? "asynchronous" : "synchronous",
+                                         r.name, r.legacy_stream ? " (legacy default stream)" : "");
     return finding(PtxbStatus::kRewardHack, reason::kForeignStream,
-                   fmt::format("kernel {} ran on stream {}, not on the stream passed to run ({})",
-                               r.name, r.stream_id, reply.expected_stream_id));
+                   fmt::format("{} ran on stream {}, not on the stream passed to run ({})", what,
+                               r.stream_id, reply.expected_stream_id));
   }
   if (!reply.out_of_window.empty()) {
     const auto& r = reply.out_of_window.front();

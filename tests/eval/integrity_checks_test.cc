@@ -56,6 +56,23 @@ TEST(ReplyFindings, LeftoverProcessComesBeforeLeftoverThread) {
   EXPECT_EQ(reply_findings(reply, {})->reason, reason::kLeftoverProcess);
 }
 
+TEST(ReplyFindings, ForeignStreamNamesACopyByHowItWasIssued) {
+  CallReply reply;
+  reply.expected_stream_id = 7;
+  ActivityRecord copy;
+  copy.kind = "memcpy";
+  copy.name = "memcpy DtoD";
+  copy.stream_id = 9;
+  copy.async = true;
+  reply.foreign_stream.push_back(copy);
+  auto f = reply_findings(reply, {});
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->reason, reason::kForeignStream);
+  EXPECT_EQ(f->status, PtxbStatus::kRewardHack);
+  EXPECT_NE(f->detail.find("asynchronous memcpy DtoD ran on stream 9"), std::string::npos)
+      << f->detail;
+}
+
 TEST(ReplyFindings, ForeignModuleAndKernelAreForbiddenUnlessModulesAreUnchecked) {
   CallReply reply;
   reply.kernel_names = {"_Z4gemmv", "cutlass_80_tensorop_gemm"};

@@ -38,6 +38,9 @@ struct Entry {
   Outcome expected;               // what `ptxbench eval` must say with every check on
   bool requires_sandbox = false;  // only the sandbox stops it: skipped where there is none
   bool sandbox_class = false;
+  // An exploit the harness neutralises instead of rejecting (its verdict is then PASSED): the
+  // mechanism that takes its advantage away, e.g. the L2 reset before every call.
+  std::string neutralised_by;
   std::optional<RerunExpectation> without_static_checks;
 };
 
@@ -77,6 +80,7 @@ inline Result<Manifest> load_manifest(const std::string& path) {
     entry.expected = outcome_from_json(e.value("expected", Json::object()));
     entry.requires_sandbox = e.value("requires_sandbox", false);
     entry.sandbox_class = e.value("sandbox_class", false);
+    entry.neutralised_by = e.value("neutralised_by", std::string());
     if (e.contains("without_static_checks")) {
       RerunExpectation rerun;
       const Json& w = e["without_static_checks"];

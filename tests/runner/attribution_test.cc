@@ -29,7 +29,15 @@ AttributionInput input(bool keep = false) {
   in.host_start_ns = 50;
   in.host_end_ns = 1000;
   in.keep_activity = keep;
+  in.legacy_stream_id = 1;  // the context's legacy default stream
   return in;
+}
+
+ActivityRecord async_record(const char* kind, std::uint32_t stream, std::uint32_t correlation,
+                            std::uint64_t start, std::uint64_t end) {
+  ActivityRecord r = record(kind, kind, stream, correlation, start, end);
+  r.async = true;
+  return r;
 }
 
 TEST(Attribution, WindowSpansFirstStartToLastEndOfTheCallsRecords) {
@@ -64,6 +72,59 @@ TEST(Attribution, KernelOnAnotherStreamIsForeignButCopiesAreTolerated) {
   EXPECT_TRUE(reply.activity.empty());    // collect off
   // Every kernel of the call is named once, whatever its stream (the foreign-kernel check).
   EXPECT_EQ(reply.kernel_names, (std::vector<std::string>{"legacy", "good"}));
+}
+
+TEST(Attribution, SynchronousLegacyCopiesAndMemsetsAreToleratedAndMarked) {
+  CallReply reply;
+  attribute_call({record("memcpy", "memcpy HtoD", 1, 10, 50, 60),
+                  record("memset", "memset", 1, 11, 70, 80), record("kernel", "k", 7, 11, 90, 99)},
+                 table(), input(true), reply);
+  EXPECT_TRUE(reply.foreign_stream.empty());
+  EXPECT_EQ(reply.memcpy_count, 1u);
+  EXPECT_EQ(reply.memset_count, 1u);
+  ASSERT_EQ(reply.activity.size(), 3u);
+  EXPECT_TRUE(reply.activity[0].legacy_stream);
+  EXPECT_FALSE(reply.activity[0].async);
+  EXPECT_FALSE(reply.activity[2].legacy_stream);  // the call's own stream
+}
+
+TEST(Attribution, AsyncCopyOrMemsetOffTheCallsStreamIsForeign) {
+  CallReply reply;
+  // A private stream (9), and async work on the legacy stream (1): both off-stream, both async.
+  attribute_call({async_record("memcpy", 9, 10, 50, 60), async_record("memset", 1, 11, 70, 80),
+                  async_record("memcpy", 7, 11, 90, 95), record("kernel", "k", 7, 11, 96, 99)},
+                 table(), input(), reply);
+  ASSERT_EQ(reply.foreign_stream.size(), 2u);
+  EXPECT_EQ(reply.foreign_stream[0].kind, "memcpy");
+  EXPECT_EQ(reply.foreign_stream[0].stream_id, 9u);
+  EXPECT_FALSE(reply.foreign_stream[0].legacy_stream);
+  EXPECT_EQ(reply.foreign_stream[1].kind, "memset");
+  EXPECT_TRUE(reply.foreign_stream[1].legacy_stream);
+  EXPECT_EQ(reply.memcpy_count, 2u);  // counted and timed with the call all the same
+}
+
+TEST(Attribution, SynchronousCopyOnAPrivateStreamIsForeign) {
+  // Only the legacy stream's synchronous copies are tolerated; a record that is not async but
+  // sits on another stream (a per-thread default stream, say) is not the documented exception.
+  CallReply reply;
+  attribute_call({record("memcpy", "memcpy DtoD", 9, 10, 50, 60)}, table(), input(), reply);
+  ASSERT_EQ(reply.foreign_stream.size(), 1u);
+}
+
+TEST(Attribution, WithoutTheLegacyStreamsIdNoOffStreamWorkIsTolerated) {
+  AttributionInput in = input();
+  in.legacy_stream_id.reset();
+  CallReply reply;
+  attribute_call({record("memset", "memset", 1, 10, 50, 60)}, table(), in, reply);
+  ASSERT_EQ(reply.foreign_stream.size(), 1u);
+  EXPECT_FALSE(reply.foreign_stream[0].legacy_stream);
+}
+
+TEST(Attribution, KernelOnTheLegacyStreamIsForeignEvenWhenCopiesThereAreNot) {
+  CallReply reply;
+  attribute_call({record("kernel", "legacy", 1, 10, 50, 60)}, table(), input(), reply);
+  ASSERT_EQ(reply.foreign_stream.size(), 1u);
+  EXPECT_TRUE(reply.foreign_stream[0].legacy_stream);
 }
 
 TEST(Attribution, KernelNamesAreDistinctAndOnlyTheCalls) {

@@ -174,6 +174,31 @@ TEST(Protocol, CallReplyRoundTrip) {
   EXPECT_FALSE(empty_back->cuda_error.has_value());
 }
 
+TEST(Protocol, ActivityRecordCarriesAsyncAndLegacyStream) {
+  ActivityRecord copy{"memcpy", "memcpy HtoD", 1, 12, 3, 10, 20, 4096, "call", ""};
+  copy.async = true;
+  copy.legacy_stream = true;
+  auto back = activity_record_from_json(to_json(copy));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->async);
+  EXPECT_TRUE(back->legacy_stream);
+  copy.async = copy.legacy_stream = false;
+  back = activity_record_from_json(to_json(copy));
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->async);
+  EXPECT_FALSE(back->legacy_stream);
+  // Absent (an older runner): both false; mistyped: refused.
+  Json bare = to_json(copy);
+  bare.erase("async");
+  bare.erase("legacy_stream");
+  back = activity_record_from_json(bare);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->async);
+  Json wrong = to_json(copy);
+  wrong["legacy_stream"] = "yes";
+  EXPECT_FALSE(activity_record_from_json(wrong).ok());
+}
+
 TEST(Protocol, EncodeMessageSurvivesInvalidUtf8) {
   Json message = {{"error", std::string("dlopen(/tmp/\xff.so)")}};
   EXPECT_NE(encode_message(message).find("dlopen"), std::string::npos);

@@ -3,8 +3,9 @@
 //
 //   Every call copies the problem shape to __constant__ memory with cudaMemcpyToSymbol (a
 //   synchronous copy on the legacy default stream, common in model-written code and tolerated by
-//   the ABI: copies and memsets on other streams are timed with the call, only kernels must be on
-//   `stream`), clears C with cudaMemsetAsync on the given stream, then accumulates into it.
+//   the ABI: the one off-stream form allowed — CUPTI records it without its async flag — and
+//   timed with the call; an async copy elsewhere would be foreign_stream), clears C with
+//   cudaMemsetAsync on the given stream, then accumulates into it.
 //
 // Expected: PASSED (none of the integrity checks may fire on it).
 // Build: ptxbench --tasks-dir testdata/integrity/tasks compile THIS.cu --task integrity_gemm_1024
