@@ -49,6 +49,16 @@ inline constexpr std::string_view kUnwrittenOutput = "unwritten_output";
 // ---- integrity: times must be physically possible ----
 inline constexpr std::string_view kBelowPhysicalFloor = "below_physical_floor";
 inline constexpr std::string_view kDeviceTimeExceedsBracket = "device_time_exceeds_bracket";
+// The CUPTI median is below half the batch bound U: the per-call time of a batch of K calls the
+// supervisor timed on its own clock and verified in full (forged device times or attribution).
+inline constexpr std::string_view kBelowBatchBound = "below_batch_bound";
+// An output of the supervisor-verified batch was wrong.
+inline constexpr std::string_view kBatchOutput = "batch_output";
+// Outputs were completed after the runner's reply (a reply sent before the work was done).
+inline constexpr std::string_view kLateOutput = "late_output";
+// The call Nsight Compute profiled ran other kernels, or took a time outside [0.6, 1.67] x the
+// timed median: the candidate behaves differently under the profiler.
+inline constexpr std::string_view kProfileMismatch = "profile_mismatch";
 
 // ---- correctness ----
 inline constexpr std::string_view kMismatch = "mismatch";
