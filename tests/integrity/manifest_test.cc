@@ -63,10 +63,16 @@ TEST(IntegrityManifest, EntriesAreCompleteAndConsistent) {
       EXPECT_EQ(e.expected.status, "FORBIDDEN");
       EXPECT_EQ(e.expected.reason, e.compile.reason);
     }
+    EXPECT_TRUE(e.expected.time_used.empty() || e.expected.time_used == "bound" ||
+                e.expected.time_used == "cupti")
+        << e.expected.time_used;
     if (e.kind == "exploit") {
       ++exploit_entries;
       exploit_files.insert(e.file);
-      EXPECT_NE(e.expected.status, "PASSED") << "an exploit must be stopped";
+      // An exploit is stopped, or (a timing forgery too mild for a REWARD_HACK) PASSED with
+      // the supervisor's batch bound in place of its time: it gains nothing either way.
+      if (e.expected.status == "PASSED")
+        EXPECT_EQ(e.expected.time_used, "bound") << "an exploit must be stopped or neutralised";
     } else {
       ASSERT_EQ(e.kind, "legit");
       ++legit_entries;
@@ -104,6 +110,24 @@ TEST(IntegrityManifest, EntriesAreCompleteAndConsistent) {
       EXPECT_NE(text->find("// Expected"), std::string::npos) << path;
     }
   }
+}
+
+// "PASSED with the bound in place of the time": status and time_used are both compared.
+TEST(IntegrityManifest, TimeUsedIsReadFromTheBatchBoundAndCompared) {
+  const Outcome expected = outcome_from_json(Json{{"status", "PASSED"}, {"time_used", "bound"}});
+  auto result_with = [](const Json& integrity) {
+    return Json{{"status", "PASSED"}, {"workloads", Json::array({Json{{"integrity", integrity}}})}};
+  };
+  const Observed bound = observe_eval(result_with({{"batch_bound", {{"time_used", "bound"}}}}));
+  EXPECT_EQ(bound.time_used, "bound");
+  EXPECT_EQ(mismatch(expected, bound), "");
+  const Observed cupti = observe_eval(result_with({{"batch_bound", {{"time_used", "cupti"}}}}));
+  EXPECT_NE(mismatch(expected, cupti), "");
+  const Observed absent = observe_eval(result_with(nullptr));
+  EXPECT_EQ(absent.time_used, "");
+  EXPECT_NE(mismatch(expected, absent), "");
+  // Without a time_used expectation, the field is not looked at.
+  EXPECT_EQ(mismatch(outcome_from_json(Json{{"status", "PASSED"}}), cupti), "");
 }
 
 TEST(IntegrityManifest, TheSuiteCoversTheIssuesExploitsAndPaperTasks) {
