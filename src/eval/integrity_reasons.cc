@@ -24,6 +24,7 @@ constexpr VerdictReason kReasons[] = {
     {kBatchOutput, S::kRewardHack, "supervisor: every output of a verified batch"},
     {kLateOutput, S::kRewardHack, "supervisor: output sample at the reply vs after it"},
     {kBatchVoid, S::kRewardHack, "supervisor: its input writes before a batch vs calibration"},
+    {kProfileMismatch, S::kRewardHack, "supervisor: ncu's profiled call vs the timed calls"},
     {kMismatch, S::kIncorrectNumerical, "supervisor: element rule |x-ref| > atol and > rtol|ref|"},
     {kNonfiniteOutput, S::kIncorrectNumerical, "supervisor: NaN/Inf in the candidate's output"},
     {kNonfiniteReference, S::kInvalidReference, "supervisor: NaN/Inf in the reference"},

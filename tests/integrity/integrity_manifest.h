@@ -18,8 +18,14 @@ struct Outcome {
   std::string reason;
   std::string message_contains;    // optional substring of the message
   std::vector<std::string> flags;  // optional: workload flags that must be present
+  // optional: workloads[0].integrity.batch_bound.time_used must be this ("bound": the batch
+  // bound replaced the CUPTI median; "cupti": it did not)
+  std::string time_used;
 
-  std::string describe() const { return reason.empty() ? status : status + " " + reason; }
+  std::string describe() const {
+    std::string text = reason.empty() ? status : status + " " + reason;
+    return time_used.empty() ? text : text + " (time_used " + time_used + ")";
+  }
 };
 
 struct RerunExpectation {
@@ -57,6 +63,7 @@ inline Outcome outcome_from_json(const Json& j) {
   o.reason = j.value("reason", "");
   o.message_contains = j.value("message_contains", "");
   o.flags = j.value("flags", std::vector<std::string>{});
+  o.time_used = j.value("time_used", "");
   return o;
 }
 
@@ -101,8 +108,12 @@ struct Observed {
   std::string reason;
   std::string message;
   std::vector<std::string> flags;
+  std::string time_used;  // workloads[0].integrity.batch_bound.time_used, "" when absent
 
-  std::string describe() const { return reason.empty() ? status : status + " " + reason; }
+  std::string describe() const {
+    std::string text = reason.empty() ? status : status + " " + reason;
+    return time_used.empty() ? text : text + " (time_used " + time_used + ")";
+  }
 };
 
 // The message plus the evidence of every forbidden finding of a compile result: the message
@@ -129,7 +140,16 @@ inline Observed observe_eval(const Json& result) {
   o.reason = result.value("reason", "");
   o.message = result.value("message", "") + compile_evidence(result.value("compile", Json()));
   const Json workloads = result.value("workloads", Json::array());
-  if (!workloads.empty()) o.flags = workloads[0].value("flags", std::vector<std::string>{});
+  if (!workloads.empty()) {
+    o.flags = workloads[0].value("flags", std::vector<std::string>{});
+    const Json& w = workloads[0];
+    auto integrity = w.find("integrity");
+    if (integrity != w.end() && integrity->is_object()) {
+      auto bound = integrity->find("batch_bound");
+      if (bound != integrity->end() && bound->is_object())
+        o.time_used = bound->value("time_used", "");
+    }
+  }
   return o;
 }
 
@@ -145,6 +165,9 @@ inline std::string mismatch(const Outcome& expected, const Observed& observed) {
     for (const auto& f : observed.flags) present = present || f == flag;
     if (!present) return "flag '" + flag + "' missing";
   }
+  if (!expected.time_used.empty() && observed.time_used != expected.time_used)
+    return "batch_bound.time_used is '" + observed.time_used + "', expected '" +
+           expected.time_used + "'";
   return "";
 }
 

@@ -63,15 +63,20 @@ TEST(IntegrityManifest, EntriesAreCompleteAndConsistent) {
       EXPECT_EQ(e.expected.status, "FORBIDDEN");
       EXPECT_EQ(e.expected.reason, e.compile.reason);
     }
+    EXPECT_TRUE(e.expected.time_used.empty() || e.expected.time_used == "bound" ||
+                e.expected.time_used == "cupti")
+        << e.expected.time_used;
     if (e.kind == "exploit") {
       ++exploit_entries;
       exploit_files.insert(e.file);
-      // Stopped: rejected, or neutralised (PASSED because the harness took the advantage away;
-      // the entry names how).
-      if (e.neutralised_by.empty())
-        EXPECT_NE(e.expected.status, "PASSED") << "an exploit must be stopped";
+      // Stopped: rejected; or neutralised, PASSED because the harness took the advantage away
+      // (the entry names how in neutralised_by), or PASSED with the supervisor's batch bound in
+      // place of a forged time (time_used "bound"): it gains nothing either way.
+      if (e.expected.status == "PASSED")
+        EXPECT_TRUE(!e.neutralised_by.empty() || e.expected.time_used == "bound")
+            << "an exploit must be stopped or neutralised";
       else
-        EXPECT_EQ(e.expected.status, "PASSED") << "a neutralised exploit runs to a verdict";
+        EXPECT_TRUE(e.neutralised_by.empty()) << "a neutralised exploit runs to a verdict";
     } else {
       ASSERT_EQ(e.kind, "legit");
       ++legit_entries;
@@ -109,6 +114,24 @@ TEST(IntegrityManifest, EntriesAreCompleteAndConsistent) {
       EXPECT_NE(text->find("// Expected"), std::string::npos) << path;
     }
   }
+}
+
+// "PASSED with the bound in place of the time": status and time_used are both compared.
+TEST(IntegrityManifest, TimeUsedIsReadFromTheBatchBoundAndCompared) {
+  const Outcome expected = outcome_from_json(Json{{"status", "PASSED"}, {"time_used", "bound"}});
+  auto result_with = [](const Json& integrity) {
+    return Json{{"status", "PASSED"}, {"workloads", Json::array({Json{{"integrity", integrity}}})}};
+  };
+  const Observed bound = observe_eval(result_with({{"batch_bound", {{"time_used", "bound"}}}}));
+  EXPECT_EQ(bound.time_used, "bound");
+  EXPECT_EQ(mismatch(expected, bound), "");
+  const Observed cupti = observe_eval(result_with({{"batch_bound", {{"time_used", "cupti"}}}}));
+  EXPECT_NE(mismatch(expected, cupti), "");
+  const Observed absent = observe_eval(result_with(nullptr));
+  EXPECT_EQ(absent.time_used, "");
+  EXPECT_NE(mismatch(expected, absent), "");
+  // Without a time_used expectation, the field is not looked at.
+  EXPECT_EQ(mismatch(outcome_from_json(Json{{"status", "PASSED"}}), cupti), "");
 }
 
 TEST(IntegrityManifest, TheSuiteCoversTheIssuesExploitsAndPaperTasks) {
