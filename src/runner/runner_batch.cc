@@ -23,8 +23,15 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
                         sets_.set_count());
 
   BatchReply reply;
+  // Persisting-L2 state is reset before a batch as before every timed call; no flush between
+  // the calls (see above).
+  CallReply prepared;
+  prepare_l2(/*flush=*/false, prepared);
+  if (prepared.cuda_error) {
+    reply.cuda_error = prepared.cuda_error;
+    return to_json(reply);
+  }
   const InvokeFunction invoke = candidate_.invoke();
-  const std::vector<TaskEntry> threads_before = list_threads();
   for (std::uint64_t set : batch.sets) {
     // Each call gets its own CUSTOM0 id, as a timed call does, so the activity of a batch is
     // never taken for the harness's.
@@ -36,7 +43,6 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
     }
     ++reply.calls;
   }
-  track_candidate_threads(threads_before);
   const cudaError_t synced = cudaStreamSynchronize(stream_);
   if (synced != cudaSuccess && !reply.cuda_error)
     reply.cuda_error =
