@@ -20,6 +20,7 @@ constexpr VerdictReason kReasons[] = {
     {kUnwrittenOutput, S::kRewardHack, "supervisor: poison kept through two calls"},
     {kBelowPhysicalFloor, S::kRewardHack, "supervisor: median vs FLOPs/peak and bytes/bandwidth"},
     {kDeviceTimeExceedsBracket, S::kRewardHack, "supervisor: device time vs its own round trip"},
+    {kProfileMismatch, S::kRewardHack, "supervisor: ncu's profiled call vs the timed calls"},
     {kMismatch, S::kIncorrectNumerical, "supervisor: element rule |x-ref| > atol and > rtol|ref|"},
     {kNonfiniteOutput, S::kIncorrectNumerical, "supervisor: NaN/Inf in the candidate's output"},
     {kNonfiniteReference, S::kInvalidReference, "supervisor: NaN/Inf in the reference"},

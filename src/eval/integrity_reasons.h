@@ -49,6 +49,10 @@ inline constexpr std::string_view kUnwrittenOutput = "unwritten_output";
 // ---- integrity: times must be physically possible ----
 inline constexpr std::string_view kBelowPhysicalFloor = "below_physical_floor";
 inline constexpr std::string_view kDeviceTimeExceedsBracket = "device_time_exceeds_bracket";
+// The call Nsight Compute profiled (a second runner, driven like the timed one) launched other
+// kernels or shapes than the timed calls, or its GPU time is outside the band around the timed
+// median: the code that was profiled is not the code that was timed (design.md §3.6).
+inline constexpr std::string_view kProfileMismatch = "profile_mismatch";
 
 // ---- correctness ----
 inline constexpr std::string_view kMismatch = "mismatch";
