@@ -86,8 +86,8 @@ Result<std::vector<NcuLaunch>> parse_ncu_launches_csv(std::string_view text,
       return make_error("parse", "{}:{}: {}", origin, line_number, bad);
     if (!columns) {
       auto found = find_launch_columns(row);
-      if (!found.ok()) return make_error("parse", "{}:{}: {}", origin, line_number,
-                                         found.error().message);
+      if (!found.ok())
+        return make_error("parse", "{}:{}: {}", origin, line_number, found.error().message);
       columns = *found;
       width = row.size();
       continue;
@@ -106,7 +106,8 @@ Result<std::vector<NcuLaunch>> parse_ncu_launches_csv(std::string_view text,
       return make_error("parse", "{}:{}: {}", origin, line_number, launch.error().message);
     launches.push_back(std::move(launch).value());
   }
-  if (!columns) return make_error("parse", "{}: no raw-page header (no launch was profiled?)", origin);
+  if (!columns)
+    return make_error("parse", "{}: no raw-page header (no launch was profiled?)", origin);
   return launches;
 }
 

@@ -377,12 +377,14 @@ Result<ProfiledCallRecord> ProfiledCallRecord::from_json(const Json& json) {
 }
 
 Json TargetInstructionCheck::to_json() const {
-  return Json{{"verdict", verdict},
-              {"reason", reason},
-              {"static", static_counts},
-              {"dynamic", dynamic ? dynamic->to_json() : Json(nullptr)},
-              {"cost_ms", cost_ms},
-              {"profiled_call", profiled_call ? profiled_call->to_json() : Json(nullptr)}};
+  Json j{{"verdict", verdict},
+         {"reason", reason},
+         {"static", static_counts},
+         {"dynamic", dynamic ? dynamic->to_json() : Json(nullptr)},
+         {"cost_ms", cost_ms}};
+  // Absent, not null, without a profiled call: results from before the field read back as-is.
+  if (profiled_call) j["profiled_call"] = profiled_call->to_json();
+  return j;
 }
 
 Json SanitizerRecord::to_json() const {

@@ -75,9 +75,10 @@ void compare_profiled_call(const std::vector<NcuLaunch>& profiled, const TimedKe
   record.band_high = kProfileBandHigh;
   record.matches = false;
   if (profiled.size() != plan.kernels_per_call) {
-    record.mismatch = fmt::format("ncu profiled {} kernel launches in the chosen call, each timed "
-                                  "call launched {}",
-                                  profiled.size(), plan.kernels_per_call);
+    record.mismatch = fmt::format(
+        "ncu profiled {} kernel launches in the chosen call, each timed "
+        "call launched {}",
+        profiled.size(), plan.kernels_per_call);
     return;
   }
   record.mismatch = shape_mismatch(profiled_shapes(profiled), timed);

@@ -26,8 +26,8 @@ std::optional<std::string> after_last_marker(std::string_view output, std::strin
   const std::size_t line_end = output.find('\n', at);
   if (marker_line_rest != nullptr)
     *marker_line_rest = std::string(output.substr(
-        at + marker.size(),
-        line_end == std::string_view::npos ? std::string_view::npos : line_end - at - marker.size()));
+        at + marker.size(), line_end == std::string_view::npos ? std::string_view::npos
+                                                               : line_end - at - marker.size()));
   if (line_end == std::string_view::npos) return std::string();
   std::string_view rest = output.substr(line_end + 1);
   const std::size_t next = rest.find("\n@@ptxb-ncu-");
