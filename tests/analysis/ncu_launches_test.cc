@@ -49,9 +49,8 @@ TEST(NcuLaunches, RefusesWhatCannotBeRead) {
   // No header at all (ncu profiled nothing): never "no launches".
   EXPECT_FALSE(parse_ncu_launches_csv("==PROF== No kernels were profiled.\n", "raw").ok());
   // A header without the time column.
-  EXPECT_FALSE(parse_ncu_launches_csv("\"ID\",\"Kernel Name\",\"Grid Size\",\"Block Size\"\n",
-                                      "raw")
-                   .ok());
+  EXPECT_FALSE(
+      parse_ncu_launches_csv("\"ID\",\"Kernel Name\",\"Grid Size\",\"Block Size\"\n", "raw").ok());
   const std::string header =
       "\"ID\",\"Kernel Name\",\"Grid Size\",\"Block Size\",\"gpu__time_duration.sum\"\n";
   // Times in another unit than nanoseconds (--print-units base was not in effect).
@@ -59,9 +58,9 @@ TEST(NcuLaunches, RefusesWhatCannotBeRead) {
   EXPECT_FALSE(
       parse_ncu_launches_csv(header + "\"0\",\"_Z1av\",\"(1, 1)x\",\"(1, 1, 1)\",\"1\"\n", "raw")
           .ok());
-  EXPECT_FALSE(
-      parse_ncu_launches_csv(header + "\"0\",\"_Z1av\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"n/a\"\n", "raw")
-          .ok());
+  EXPECT_FALSE(parse_ncu_launches_csv(
+                   header + "\"0\",\"_Z1av\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"n/a\"\n", "raw")
+                   .ok());
   EXPECT_FALSE(parse_ncu_launches_csv(header + "\"0\",\"_Z1av\",\"(1, 1, 1)\"\n", "raw").ok());
 }
 

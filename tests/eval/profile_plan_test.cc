@@ -78,9 +78,12 @@ TEST(ProfilePlan, NcuOptionsSelectExactlyTheChosenCallsKernels) {
   ASSERT_TRUE(plan.ok());
   const std::vector<std::string> options = ncu_call_options(*plan, {"_Z4mainv", "_Z3a$b.cv"});
   const std::vector<std::string> expected = {
-      "--clock-control", "none", "--kernel-name-base", "mangled", "--kernel-name",
-      "regex:^(_Z4mainv|_Z3a\\$b\\.cv)$", "--launch-skip", "33", "--launch-count", "3",
-      "--metrics", "inst_executed,thread_inst_executed_true,gpu__time_duration.sum"};
+      "--clock-control",    "none",
+      "--kernel-name-base", "mangled",
+      "--kernel-name",      "regex:^(_Z4mainv|_Z3a\\$b\\.cv)$",
+      "--launch-skip",      "33",
+      "--launch-count",     "3",
+      "--metrics",          "inst_executed,thread_inst_executed_true,gpu__time_duration.sum"};
   EXPECT_EQ(options, expected);
   // Without cubin functions (the library in the candidate slot) every launch counts.
   const std::vector<std::string> unfiltered = ncu_call_options(*plan, {});
@@ -139,10 +142,10 @@ class ProfileCheck : public ::testing::Test {
 
 TEST_F(ProfileCheck, TheTimedKernelsInTheBandMatch) {
   // 2 x 0.45 ms + 0.05 ms = 0.95 ms against a 1.0 ms median: ratio 0.95.
-  const ProfiledCallRecord r = compare({ncu_launch("_Z4mainv", 132, 450'000),
-                                        ncu_launch("_Z4mainv", 132, 450'000),
-                                        ncu_launch("_Z6reducev", 8, 50'000)},
-                                       1.0);
+  const ProfiledCallRecord r =
+      compare({ncu_launch("_Z4mainv", 132, 450'000), ncu_launch("_Z4mainv", 132, 450'000),
+               ncu_launch("_Z6reducev", 8, 50'000)},
+              1.0);
   EXPECT_TRUE(r.matches) << r.mismatch;
   EXPECT_DOUBLE_EQ(r.gpu_time_ms, 0.95);
   EXPECT_DOUBLE_EQ(r.ratio, 0.95);
@@ -155,10 +158,10 @@ TEST_F(ProfileCheck, TheTimedKernelsInTheBandMatch) {
 
 TEST_F(ProfileCheck, ADifferentCodePathUnderTheProfilerIsAMismatch) {
   // The measured exploit: the same kernels, 0.026x the timed time.
-  ProfiledCallRecord r = compare({ncu_launch("_Z4mainv", 132, 12'000),
-                                  ncu_launch("_Z4mainv", 132, 12'000),
-                                  ncu_launch("_Z6reducev", 8, 2'000)},
-                                 1.0);
+  ProfiledCallRecord r =
+      compare({ncu_launch("_Z4mainv", 132, 12'000), ncu_launch("_Z4mainv", 132, 12'000),
+               ncu_launch("_Z6reducev", 8, 2'000)},
+              1.0);
   EXPECT_FALSE(r.matches);
   EXPECT_NE(r.mismatch.find("outside"), std::string::npos) << r.mismatch;
   // Slower than 1.67x too.
