@@ -10,11 +10,6 @@
 
 namespace ptxb {
 
-namespace {
-
-// Splits one CSV record. ncu quotes every field and doubles a quote inside one (RFC 4180);
-// an unquoted field (the empty one after the trailing comma of a "Kernel Name" row) runs to the
-// next comma. Returns an empty string on success, else what is wrong.
 std::string split_csv_record(std::string_view line, std::vector<std::string>& fields) {
   fields.clear();
   std::size_t i = 0;
@@ -47,6 +42,8 @@ std::string split_csv_record(std::string_view line, std::vector<std::string>& fi
     ++i;  // the comma; a comma at the very end leaves one empty field, read next round
   }
 }
+
+namespace {
 
 // A count as ncu prints it: "4", "73400320", or with thousands separators "73,400,320" (the
 // separators depend on ncu's locale handling; the samples have none, users' machines may).

@@ -89,6 +89,11 @@ struct DynamicCheck {
 // metric values, when unexecuted qualifying lines lack them, or for an unknown architecture.
 DynamicCheck decide_dynamic(const std::vector<NcuKernelSource>& kernels, std::string_view arch);
 
+// Splits one CSV record as ncu prints it: every field quoted, a quote inside one doubled (RFC
+// 4180); an unquoted field (the empty one after the trailing comma of a "Kernel Name" row) runs
+// to the next comma. Returns an empty string on success, else what is wrong.
+std::string split_csv_record(std::string_view line, std::vector<std::string>& fields);
+
 // The verdict when the profiler itself failed (ncu missing, timed out, unparsable output).
 DynamicCheck dynamic_unknown(std::string reason);
 

@@ -350,12 +350,45 @@ Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   return w;
 }
 
+Json ProfiledCallRecord::to_json() const {
+  return Json{{"call", call},
+              {"calls", calls},
+              {"warmup_calls", warmup_calls},
+              {"launch_skip", launch_skip},
+              {"kernels", kernels},
+              {"gpu_time_ms", gpu_time_ms},
+              {"timed_median_ms", timed_median_ms},
+              {"ratio", ratio},
+              {"band", {band_low, band_high}},
+              {"matches", matches},
+              {"mismatch", mismatch}};
+}
+
+Result<ProfiledCallRecord> ProfiledCallRecord::from_json(const Json& json) {
+  ProfiledCallRecord p;
+  FieldReader r(json);
+  r.required("call", p.call).required("calls", p.calls).required("warmup_calls", p.warmup_calls);
+  r.required("launch_skip", p.launch_skip).required("kernels", p.kernels);
+  r.required("gpu_time_ms", p.gpu_time_ms).required("timed_median_ms", p.timed_median_ms);
+  r.required("ratio", p.ratio).required("matches", p.matches).required("mismatch", p.mismatch);
+  std::vector<double> band;
+  r.required("band", band);
+  PTXB_RETURN_IF_ERROR(r.status());
+  if (band.size() != 2) return make_error("parse", "profiled_call.band: expected [low, high]");
+  p.band_low = band[0];
+  p.band_high = band[1];
+  return p;
+}
+
 Json TargetInstructionCheck::to_json() const {
-  return Json{{"verdict", verdict},
-              {"reason", reason},
-              {"static", static_counts},
-              {"dynamic", dynamic ? dynamic->to_json() : Json(nullptr)},
-              {"cost_ms", cost_ms}};
+  Json j{{"verdict", verdict},
+         {"reason", reason},
+         {"static", static_counts},
+         {"dynamic", dynamic ? dynamic->to_json() : Json(nullptr)},
+         {"cost_ms", cost_ms}};
+  // Absent, not null, without a profiled call: results from before the field read back as-is.
+  if (profiled_call) j["profiled_call"] = profiled_call->to_json();
+  return j;
 }
 
 Json SanitizerRecord::to_json() const {
@@ -426,7 +459,7 @@ Result<TargetInstructionCheck> TargetInstructionCheck::from_json(const Json& j) 
   r.required("verdict", t.verdict).required("reason", t.reason);
   r.required("static", t.static_counts).required("cost_ms", t.cost_ms);
   // Optional: null unless Nsight Compute ran and its output parsed.
-  r.optional("dynamic", t.dynamic);
+  r.optional("dynamic", t.dynamic).optional("profiled_call", t.profiled_call);
   PTXB_RETURN_IF_ERROR(r.status());
   return t;
 }

@@ -210,12 +210,32 @@ inline constexpr std::string_view kInstDynamicNotExecuted = kDynamicNotExecuted;
 inline constexpr std::string_view kInstDynamicPresent = kDynamicPresent;
 inline constexpr std::string_view kInstUnknown = kDynamicUnknown;
 
+// The call Nsight Compute profiled (design.md §3.6): one call of a second IPC runner, chosen at
+// random after the warm-up, and how it compares with the timed calls.
+struct ProfiledCallRecord {
+  int call = 0;   // 1-based number of the profiled call in that runner's call sequence
+  int calls = 0;  // calls made in all (warm-up included)
+  int warmup_calls = 0;
+  std::int64_t launch_skip = 0;  // ncu --launch-skip: matching launches before the call's first
+  int kernels = 0;               // kernels per call (the timed calls'; ncu --launch-count)
+  double gpu_time_ms = 0;        // sum of gpu__time_duration over the profiled kernels
+  double timed_median_ms = 0;    // the candidate's timed median
+  double ratio = 0;              // gpu_time_ms / timed_median_ms
+  double band_low = 0, band_high = 0;  // the accepted ratio band
+  bool matches = false;                // same kernels, same shapes, ratio inside the band
+  std::string mismatch;                // why not, when !matches
+
+  Json to_json() const;
+  static Result<ProfiledCallRecord> from_json(const Json& json);
+};
+
 struct TargetInstructionCheck {
   std::string verdict = std::string(kInstNotRun);
   std::string reason;                                 // for not_run / unknown: why
   std::map<std::string, std::int64_t> static_counts;  // family -> SASS lines
   std::optional<DynamicCheck> dynamic;  // the ncu analysis, when Nsight Compute ran and parsed
   double cost_ms = 0;                   // wall time of the profiler run
+  std::optional<ProfiledCallRecord> profiled_call;  // when the profiled call was read
 
   Json to_json() const;
   static Result<TargetInstructionCheck> from_json(const Json& json);

@@ -62,8 +62,9 @@ inline constexpr std::string_view kLateOutput = "late_output";
 // Every batch was void: the supervisor's own input writes before it ran clearly slower than
 // their calibration, i.e. candidate work was running on the GPU between calls.
 inline constexpr std::string_view kBatchVoid = "batch_void";
-// The call Nsight Compute profiled ran other kernels, or took a time outside [0.6, 1.67] x the
-// timed median: the candidate behaves differently under the profiler.
+// The call Nsight Compute profiled (a second runner, driven like the timed one) launched other
+// kernels or shapes than the timed calls, or its GPU time is outside the band around the timed
+// median: the code that was profiled is not the code that was timed (design.md §3.6).
 inline constexpr std::string_view kProfileMismatch = "profile_mismatch";
 
 // ---- correctness ----

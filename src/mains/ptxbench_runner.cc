@@ -3,6 +3,8 @@
 //   ptxbench-runner --channel-fd 3
 //       Serves the supervisor's requests on fd 3 (a socketpair end): hello, load, bind, call,
 //       shutdown. Spawned by the supervisor inside ptxbench-sandbox (docs/integrity.md).
+//   ptxbench-runner --channel-fd 3 --no-cupti
+//       The same, under Nsight Compute (the profile stage): ncu owns CUPTI in the process.
 //   ptxbench-runner --self-contained --so PATH --params-json FILE
 //       One call on inputs the runner allocates itself, for ncu and compute-sanitizer.
 //
@@ -23,7 +25,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ptxbench-runner --channel-fd N\n"
+    "usage: ptxbench-runner --channel-fd N [--no-cupti]\n"
     "       ptxbench-runner --self-contained --so PATH --params-json FILE\n";
 
 int usage_error(const std::string& why) {
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   ptxb::install_blocked_syscall_reporter();
   int channel_fd = -1;
   bool self_contained = false;
+  bool cupti = true;
   std::string so_path;
   std::string params_json;
   for (int i = 1; i < argc; ++i) {
@@ -63,6 +66,8 @@ int main(int argc, char** argv) {
       if (text == nullptr || *end != '\0' || fd < 0 || fd > 1 << 20)
         return usage_error("--channel-fd needs a descriptor number");
       channel_fd = static_cast<int>(fd);
+    } else if (arg == "--no-cupti") {
+      cupti = false;
     } else if (arg == "--self-contained") {
       self_contained = true;
     } else if (arg == "--so") {
@@ -96,9 +101,10 @@ int main(int argc, char** argv) {
   // neither read nor write this one's memory through /proc/PID/mem, nor ptrace it. (execve
   // resets the flag, so the launcher cannot set it for us. The self-contained mode keeps it:
   // ncu and compute-sanitizer, inside the same sandbox, inspect their target.)
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // Under ncu (--no-cupti) the profiler inspects its target like in the self-contained mode.
+  if (cupti) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // A vanished supervisor is an EPIPE from send(), not a silent death by SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
-  ptxb::RunnerService service(channel_fd);
+  ptxb::RunnerService service(channel_fd, cupti);
   finish(service.serve());
 }

@@ -116,7 +116,27 @@ struct ActivityRecord {
   bool async = false;
   // The record's stream is the context's legacy default (NULL) stream.
   bool legacy_stream = false;
+  // Kernels only: the launch shape from CUPTI's kernel record (gridX/Y/Z, blockX/Y/Z); zeros for
+  // copies and memsets. The profile stage checks that Nsight Compute saw the same launches.
+  std::array<std::uint32_t, 3> grid{};
+  std::array<std::uint32_t, 3> block{};
 };
+
+// One distinct kernel launch shape of a call: name (mangled), grid and block, and how many of
+// the call's kernels had it.
+struct KernelLaunch {
+  std::string name;
+  std::array<std::uint32_t, 3> grid{};
+  std::array<std::uint32_t, 3> block{};
+  std::uint32_t count = 0;
+
+  bool same_shape(const KernelLaunch& other) const {
+    return name == other.name && grid == other.grid && block == other.block;
+  }
+};
+
+// Counts `record` (a kernel) into `launches`: an existing entry of the same shape, or a new one.
+void note_kernel_launch(std::vector<KernelLaunch>& launches, const ActivityRecord& record);
 
 struct CudaErrorInfo {
   std::string name;     // cudaGetErrorName, e.g. "cudaErrorIllegalAddress"
@@ -156,6 +176,9 @@ struct CallReply {
   std::uint64_t host_end_ns = 0;                 // CUPTI timestamp after the stream synchronize
   std::uint64_t dropped_records = 0;  // CUPTI dropped records so far (non-zero: distrust)
   std::optional<std::uint32_t> sm_clock_mhz;
+  // The distinct launch shapes of this call's kernels (summary, on every call like
+  // kernel_names): what the profile stage compares Nsight Compute's launches with.
+  std::vector<KernelLaunch> kernel_launches;
 };
 
 // ---- batch ----
@@ -215,6 +238,7 @@ Json to_json(const CallRequest& value);
 Json to_json(const ActivityRecord& value);
 Json to_json(const CudaErrorInfo& value);
 Json to_json(const LeftoverTask& value);
+Json to_json(const KernelLaunch& value);
 Json to_json(const CallReply& value);
 Json to_json(const BatchRequest& value);
 Json to_json(const BatchReply& value);
@@ -231,6 +255,7 @@ Result<ActivityRecord> activity_record_from_json(const Json& json);
 Result<LeftoverTask> leftover_task_from_json(const Json& json);
 // The optional "cuda_error" object of a call or batch reply (absent or null: none).
 Result<std::optional<CudaErrorInfo>> optional_cuda_error_from_json(const Json& json);
+Result<KernelLaunch> kernel_launch_from_json(const Json& json);
 Result<CallReply> call_reply_from_json(const Json& json);
 Result<BatchRequest> batch_request_from_json(const Json& json);
 Result<BatchReply> batch_reply_from_json(const Json& json);

@@ -14,6 +14,22 @@ namespace {
 // for a future 128-bit type without letting a message smuggle a large blob into the runner.
 constexpr std::size_t kMaxScalarBytes = 16;
 
+// [x, y, z] of a grid or block; absent (an older runner, a non-kernel record) reads as zeros.
+Result<std::array<std::uint32_t, 3>> dims_from_json(const Json& json, const char* key,
+                                                    const std::string& what) {
+  std::array<std::uint32_t, 3> dims{};
+  auto it = json.find(key);
+  if (it == json.end()) return dims;
+  if (!it->is_array() || it->size() != 3)
+    return make_error("protocol", "{}: {} must be [x, y, z]", what, key);
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!(*it)[i].is_number_unsigned() || (*it)[i].get<std::uint64_t>() > UINT32_MAX)
+      return make_error("protocol", "{}: {}[{}] must be an unsigned 32-bit number", what, key, i);
+    dims[i] = (*it)[i].get<std::uint32_t>();
+  }
+  return dims;
+}
+
 template <typename T>
 std::string storage_of(T value) {
   std::string bytes(sizeof(T), '\0');
@@ -171,6 +187,8 @@ Json to_json(const ActivityRecord& value) {
   if (!value.relation.empty()) json["relation"] = value.relation;
   json["async"] = value.async;
   json["legacy_stream"] = value.legacy_stream;
+  json["grid"] = value.grid;
+  json["block"] = value.block;
   return json;
 }
 
@@ -194,6 +212,34 @@ Result<ActivityRecord> activity_record_from_json(const Json& json) {
   // Optional with a default: replies of runners built before the stream rule covered copies.
   PTXB_ASSIGN_OR_RETURN(value.async, get_bool(json, "async", what, false));
   PTXB_ASSIGN_OR_RETURN(value.legacy_stream, get_bool(json, "legacy_stream", what, false));
+  PTXB_ASSIGN_OR_RETURN(value.grid, dims_from_json(json, "grid", what));
+  PTXB_ASSIGN_OR_RETURN(value.block, dims_from_json(json, "block", what));
+  return value;
+}
+
+void note_kernel_launch(std::vector<KernelLaunch>& launches, const ActivityRecord& record) {
+  KernelLaunch launch{record.name, record.grid, record.block, 1};
+  for (auto& known : launches)
+    if (known.same_shape(launch)) {
+      ++known.count;
+      return;
+    }
+  launches.push_back(std::move(launch));
+}
+
+Json to_json(const KernelLaunch& value) {
+  return {
+      {"name", value.name}, {"grid", value.grid}, {"block", value.block}, {"count", value.count}};
+}
+
+Result<KernelLaunch> kernel_launch_from_json(const Json& json) {
+  const std::string what = "kernel launch";
+  PTXB_RETURN_IF_ERROR(require_object(json, what));
+  KernelLaunch value;
+  PTXB_ASSIGN_OR_RETURN(value.name, get_string(json, "name", what));
+  PTXB_ASSIGN_OR_RETURN(value.grid, dims_from_json(json, "grid", what));
+  PTXB_ASSIGN_OR_RETURN(value.block, dims_from_json(json, "block", what));
+  PTXB_ASSIGN_OR_RETURN(value.count, get_u32(json, "count", what));
   return value;
 }
 
@@ -241,6 +287,7 @@ Json to_json(const CallReply& value) {
   json["kernel_names"] = value.kernel_names;
   json["leftover_threads"] = list_to_json(value.leftover_threads);
   json["leftover_processes"] = list_to_json(value.leftover_processes);
+  json["kernel_launches"] = list_to_json(value.kernel_launches);
   return json;
 }
 
@@ -310,6 +357,11 @@ Result<CallReply> call_reply_from_json(const Json& json) {
     PTXB_ASSIGN_OR_RETURN(
         value.leftover_processes,
         parse_list<LeftoverTask>(json, "leftover_processes", what, leftover_task_from_json));
+  }
+  if (json.contains("kernel_launches")) {
+    PTXB_ASSIGN_OR_RETURN(
+        value.kernel_launches,
+        parse_list<KernelLaunch>(json, "kernel_launches", what, kernel_launch_from_json));
   }
   return value;
 }

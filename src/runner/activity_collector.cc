@@ -97,6 +97,12 @@ void ActivityCollector::consume(uint8_t* buffer, size_t valid_size) {
         record.correlation_id = kernel->correlationId;
         record.start_ns = kernel->start;
         record.end_ns = kernel->end;
+        record.grid = {static_cast<std::uint32_t>(kernel->gridX),
+                       static_cast<std::uint32_t>(kernel->gridY),
+                       static_cast<std::uint32_t>(kernel->gridZ)};
+        record.block = {static_cast<std::uint32_t>(kernel->blockX),
+                        static_cast<std::uint32_t>(kernel->blockY),
+                        static_cast<std::uint32_t>(kernel->blockZ)};
         records_.push_back(std::move(record));
         break;
       }

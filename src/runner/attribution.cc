@@ -30,6 +30,7 @@ void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable&
   reply.window_start_ns = reply.window_end_ns = reply.device_ns = 0;
   reply.kernel_count = reply.memcpy_count = reply.memset_count = 0;
   reply.kernel_names.clear();
+  reply.kernel_launches.clear();
   reply.expected_stream_id = input.expected_stream_id;
 
   for (auto& record : records) {
@@ -60,6 +61,7 @@ void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable&
       if (std::find(reply.kernel_names.begin(), reply.kernel_names.end(), record.name) ==
           reply.kernel_names.end())
         reply.kernel_names.push_back(record.name);
+      note_kernel_launch(reply.kernel_launches, record);
     } else if (record.kind == "memcpy") {
       ++reply.memcpy_count;
     } else if (record.kind == "memset") {

@@ -38,7 +38,7 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
     ++call_count_;
     {
       CandidatePhase phase;
-      ExternalCorrelationScope window(false, call_count_);
+      auto window = correlation(false, call_count_);
       invoke(sets_.params(set));
     }
     ++reply.calls;
@@ -48,7 +48,7 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
     reply.cuda_error =
         CudaErrorInfo{cudaGetErrorName(synced), cudaGetErrorString(synced), "cudaStreamSynchronize"};
   {
-    ExternalCorrelationScope harness(true, kHarnessExternalId);
+    auto harness = correlation(true, kHarnessExternalId);
     const cudaError_t device = cudaDeviceSynchronize();
     if (device != cudaSuccess && !reply.cuda_error)
       reply.cuda_error = CudaErrorInfo{cudaGetErrorName(device), cudaGetErrorString(device),
@@ -56,8 +56,10 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
   }
   // The batch's records are not attributed to a call (the batch is judged from outside); they
   // are dropped here so that the next call's out-of-window analysis starts clean.
-  ActivityCollector& collector = ActivityCollector::instance();
-  if (collector.flush().ok()) (void)collector.take_records();
+  if (cupti_) {
+    ActivityCollector& collector = ActivityCollector::instance();
+    if (collector.flush().ok()) (void)collector.take_records();
+  }
   CallReply leftovers;
   report_leftovers(leftovers);
   reply.leftover_threads = std::move(leftovers.leftover_threads);

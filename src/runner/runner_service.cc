@@ -58,9 +58,11 @@ std::uint64_t cupti_now() {
 
 Status RunnerService::initialize_gpu() {
   // CUPTI first: activity kinds enabled before the context exists see everything.
-  PTXB_RETURN_IF_ERROR(ActivityCollector::instance().start());
-  PTXB_RETURN_IF_ERROR(ModuleWatch::instance().start());
-  ExternalCorrelationScope harness(true, kHarnessExternalId);
+  if (cupti_) {
+    PTXB_RETURN_IF_ERROR(ActivityCollector::instance().start());
+    PTXB_RETURN_IF_ERROR(ModuleWatch::instance().start());
+  }
+  auto harness = correlation(true, kHarnessExternalId);
   PTXB_CUDA_CHECK(cudaSetDevice(0));   // the sandbox's CUDA_VISIBLE_DEVICES picks the GPU
   PTXB_CUDA_CHECK(cudaFree(nullptr));  // create the primary context now, not inside a call
   cudaDeviceProp properties{};
@@ -74,15 +76,15 @@ Status RunnerService::initialize_gpu() {
   hello_.l2_bytes = properties.l2CacheSize;
   PTXB_CUDA_CHECK(cudaRuntimeGetVersion(&hello_.cuda_runtime_version));
   PTXB_CUDA_CHECK(cudaDriverGetVersion(&hello_.cuda_driver_version));
-  PTXB_CUPTI_CHECK(cuptiGetVersion(&hello_.cupti_version));
+  if (cupti_) PTXB_CUPTI_CHECK(cuptiGetVersion(&hello_.cupti_version));
   hello_.runner_version = harness_version();
   // Non-blocking: the legacy default stream does not synchronise with it, so a candidate's
   // legacy-stream kernel is a separate, visible stream in the records (design.md §3.2).
   PTXB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, stream_, 0, &stream_id_));
+  if (cupti_) PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, stream_, 0, &stream_id_));
   // The NULL stream of a program built without per-thread default streams (the compile stage's
   // flags) is the legacy stream: where synchronous copies and memsets land (attribution.h).
-  PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, nullptr, 0, &legacy_stream_id_));
+  if (cupti_) PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, nullptr, 0, &legacy_stream_id_));
   PTXB_RETURN_IF_ERROR(l2_flush_.allocate(static_cast<std::uint64_t>(properties.l2CacheSize)));
   hello_.l2_flush_bytes = static_cast<std::int64_t>(l2_flush_.bytes());
   // One flush now, so whatever the driver loads for a memset is loaded as the runner's.
@@ -93,8 +95,10 @@ Status RunnerService::initialize_gpu() {
   // runner's, so the census sealed below trusts them (runner/driver_warmup.h).
   PTXB_RETURN_IF_ERROR(precreate_driver_threads(stream_));
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
-  PTXB_RETURN_IF_ERROR(ActivityCollector::instance().flush());
-  (void)ActivityCollector::instance().take_records();  // set-up records: all the runner's
+  if (cupti_) {
+    PTXB_RETURN_IF_ERROR(ActivityCollector::instance().flush());
+    (void)ActivityCollector::instance().take_records();  // set-up records: all the runner's
+  }
   if (nvml_.open(hello_.pci_bus_id)) hello_.sm_clock_mhz = nvml_.sm_clock_mhz();
   // Orphans of a candidate's double-forked processes become our children, where the leftover
   // check sees them (instead of init's, where it would not).
@@ -132,7 +136,7 @@ Result<Json> RunnerService::handle_load(const Json& request) {
 Result<Json> RunnerService::handle_bind(const Json& request) {
   PTXB_ASSIGN_OR_RETURN(BindRequest bind, bind_request_from_json(request));
   if (!candidate_.loaded()) return make_error("sequence", "bind before a successful load");
-  ExternalCorrelationScope harness(true, kHarnessExternalId);
+  auto harness = correlation(true, kHarnessExternalId);
   PTXB_RETURN_IF_ERROR(sets_.bind(bind, candidate_.layout(), stream_));
   BindReply reply;
   reply.set_count = sets_.set_count();
@@ -160,16 +164,16 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   if (!reply.cuda_error) {
     InvokeFunction invoke = candidate_.invoke();
     void* const* params = sets_.params(call.set);
-    reply.host_start_ns = cupti_now();
+    if (cupti_) reply.host_start_ns = cupti_now();
     const auto wall_start = std::chrono::steady_clock::now();
     {
       CandidatePhase phase;
-      ExternalCorrelationScope window(false, reply.external_id);
+      auto window = correlation(false, reply.external_id);
       invoke(params);
     }
     stream_status = cudaStreamSynchronize(stream_);
     const auto wall_end = std::chrono::steady_clock::now();
-    reply.host_end_ns = cupti_now();
+    if (cupti_) reply.host_end_ns = cupti_now();
     reply.host_wall_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall_end - wall_start).count());
     if (stream_status != cudaSuccess)
@@ -178,17 +182,31 @@ Result<Json> RunnerService::handle_call(const Json& request) {
 
   // ---- collection: every record of finished work exists after a device-wide synchronize ----
   {
-    ExternalCorrelationScope harness(true, kHarnessExternalId);
+    auto harness = correlation(true, kHarnessExternalId);
     const cudaError_t device_status = cudaDeviceSynchronize();
     if (device_status != cudaSuccess && !reply.cuda_error) {
       reply.cuda_error = error_info(device_status, "cudaDeviceSynchronize");
     }
   }
+  PTXB_RETURN_IF_ERROR(collect_activity(call, reply));
+  reply.sm_clock_mhz = nvml_.sm_clock_mhz();
+  report_leftovers(reply);
+  return to_json(reply);
+}
+
+std::optional<ExternalCorrelationScope> RunnerService::correlation(bool harness,
+                                                                   std::uint64_t id) const {
+  if (!cupti_) return std::nullopt;
+  return std::optional<ExternalCorrelationScope>(std::in_place, harness, id);
+}
+
+Status RunnerService::collect_activity(const CallRequest& call, CallReply& reply) {
+  if (!cupti_) return ok_status();
   ActivityCollector& collector = ActivityCollector::instance();
   Status flushed = collector.flush();
   if (!flushed.ok()) {
     // After a sticky error CUPTI may refuse to flush; the CUDA error is then the answer.
-    if (!reply.cuda_error) return flushed.error();
+    if (!reply.cuda_error) return flushed;
     log_line("after " + reply.cuda_error->name + ": " + flushed.error().message);
   }
   std::vector<ActivityRecord> records = collector.take_records();
@@ -208,13 +226,11 @@ Result<Json> RunnerService::handle_call(const Json& request) {
       reply.unexpected_modules.push_back(module);
   }
   reply.dropped_records = collector.dropped_records();
-  reply.sm_clock_mhz = nvml_.sm_clock_mhz();
-  report_leftovers(reply);
-  return to_json(reply);
+  return ok_status();
 }
 
 void RunnerService::prepare_l2(bool flush, CallReply& reply) {
-  ExternalCorrelationScope harness(true, kHarnessExternalId);
+  auto harness = correlation(true, kHarnessExternalId);
   // Reset first: a persisting line survives the flush's writes while the set-aside holds it.
   const L2ResetOutcome reset = reset_persisting_l2(stream_);
   if (reset.status != cudaSuccess) {

@@ -9,12 +9,14 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/json_io.h"
 #include "core/result.h"
 #include "cuda/l2_flush.h"
 #include "protocol/protocol.h"
+#include "runner/activity_collector.h"
 #include "runner/bound_sets.h"
 #include "runner/candidate_library.h"
 #include "runner/nvml_clock.h"
@@ -31,7 +33,11 @@ inline constexpr int kRunnerExitCandidateExit = 5;  // the candidate called exit
 
 class RunnerService {
  public:
-  explicit RunnerService(int channel_fd) : channel_fd_(channel_fd) {}
+  // `cupti` false (`--no-cupti`): the runner under Nsight Compute, which owns CUPTI in the
+  // process (a second subscriber is refused). Calls then report no records, no window and no
+  // modules — the supervisor reads that runner's kernels from the profiler instead.
+  explicit RunnerService(int channel_fd, bool cupti = true)
+      : channel_fd_(channel_fd), cupti_(cupti) {}
   // Serves requests until shutdown or a fatal channel problem; returns the exit code.
   int serve();
 
@@ -46,8 +52,13 @@ class RunnerService {
   // Before every call, outside the window: persisting-L2 state reset, then the flush.
   void prepare_l2(bool flush, CallReply& reply);
   void report_leftovers(CallReply& reply);
+  // The CUPTI external-correlation scope (none without CUPTI).
+  std::optional<ExternalCorrelationScope> correlation(bool harness, std::uint64_t id) const;
+  // The call's records, window and modules from CUPTI (skipped without CUPTI).
+  Status collect_activity(const CallRequest& call, CallReply& reply);
 
   int channel_fd_;
+  bool cupti_ = true;
   bool gpu_ready_ = false;
   cudaStream_t stream_ = nullptr;
   std::uint32_t stream_id_ = 0;  // CUPTI's id of stream_ (cuptiGetStreamIdEx)

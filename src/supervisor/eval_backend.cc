@@ -43,12 +43,27 @@ std::vector<std::string> reference_environment(const std::string& selector,
   return env;
 }
 
+Result<std::unique_ptr<RunnerSession>> RunnerLauncher::spawn_wrapped(
+    RunnerRole, const std::string&, const std::string&, const std::vector<std::string>&,
+    const std::vector<std::string>&, std::size_t) {
+  return make_error("runner_spawn", "this launcher cannot start a runner under a tool");
+}
+
 Result<std::unique_ptr<RunnerSession>> ProcessRunnerLauncher::spawn(
     RunnerRole role, const std::string& reference_selector, const std::string& signature,
     const std::vector<std::string>& sandbox_prefix) {
+  return spawn_wrapped(role, reference_selector, signature, sandbox_prefix, {}, 1u << 20);
+}
+
+Result<std::unique_ptr<RunnerSession>> ProcessRunnerLauncher::spawn_wrapped(
+    RunnerRole role, const std::string& reference_selector, const std::string& signature,
+    const std::vector<std::string>& wrapper_argv, const std::vector<std::string>& runner_args,
+    std::size_t log_cap_bytes) {
   RunnerLaunchSpec spec;
+  spec.extra_args = runner_args;
+  spec.log_cap_bytes = log_cap_bytes;
   spec.runner_path = runner_path_;
-  spec.wrapper_argv = sandbox_prefix;
+  spec.wrapper_argv = wrapper_argv;
   // The reference library reads its backend and ABI from the environment: the runner's
   // protocol stays the same for candidates and references.
   if (role == RunnerRole::kReference)

@@ -103,6 +103,14 @@ class RunnerLauncher {
   virtual Result<std::unique_ptr<RunnerSession>> spawn(
       RunnerRole role, const std::string& reference_selector, const std::string& signature,
       const std::vector<std::string>& sandbox_prefix) = 0;
+  // A runner started under a tool (the profile stage's ncu): `wrapper_argv` (the sandbox
+  // prefix with the tool's command line) before the runner, `runner_args` after its channel
+  // flag, and up to `log_cap_bytes` of output kept (the tool's report is in it). The default
+  // refuses, which leaves the dynamic check "unknown".
+  virtual Result<std::unique_ptr<RunnerSession>> spawn_wrapped(
+      RunnerRole role, const std::string& reference_selector, const std::string& signature,
+      const std::vector<std::string>& wrapper_argv, const std::vector<std::string>& runner_args,
+      std::size_t log_cap_bytes);
 };
 
 // PTXBENCH_REFERENCE=selector and PTXBENCH_REFERENCE_SIGNATURE=signature: how a process that
@@ -152,6 +160,12 @@ class ProcessRunnerLauncher final : public RunnerLauncher {
   Result<std::unique_ptr<RunnerSession>> spawn(
       RunnerRole role, const std::string& reference_selector, const std::string& signature,
       const std::vector<std::string>& sandbox_prefix) override;
+  Result<std::unique_ptr<RunnerSession>> spawn_wrapped(RunnerRole role,
+                                                       const std::string& reference_selector,
+                                                       const std::string& signature,
+                                                       const std::vector<std::string>& wrapper_argv,
+                                                       const std::vector<std::string>& runner_args,
+                                                       std::size_t log_cap_bytes) override;
 
  private:
   std::string runner_path_;

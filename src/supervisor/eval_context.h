@@ -19,6 +19,7 @@
 #include "supervisor/eval_backend.h"
 #include "supervisor/eval_sandbox.h"
 #include "supervisor/integrity_checks.h"
+#include "supervisor/profile_plan.h"
 #include "tasks/task.h"
 
 namespace ptxb {
@@ -43,6 +44,7 @@ struct SideTiming {
   std::vector<double> fresh_ns;   // device times of the calls right after an in-place rewrite
   std::vector<double> repeat_ns;  // device times of the other timed calls
   std::vector<RefreshRecord> refreshes;
+  TimedKernels kernels;  // what the timed samples launched (the profile stage's comparison)
 };
 
 struct EvalContext {

@@ -18,6 +18,11 @@
 namespace ptxb {
 namespace {
 
+// RLIMIT_CPU of a profiler's sandbox. It counts every thread of the process: the sanitizer's
+// and ncu's helper threads spin while the target runs, so a 300 s wall limit can mean more CPU
+// than a runner uses.
+constexpr std::uint64_t kToolCpuSeconds = 1800;
+
 // Where cuBLAS/cuDNN/NVRTC/nvJitLink can be found by a dlopen without a path or with the
 // usual ones: the dynamic loader's search path and the CUDA toolkit. (A copy elsewhere, say in
 // a Python environment the loader does not search, stays visible; the static symbol check and
@@ -156,15 +161,22 @@ Result<std::vector<std::string>> EvalSandbox::runner_prefix(bool library_in_slot
   return sandbox_command(launcher_, p, {});
 }
 
+Result<std::vector<std::string>> EvalSandbox::tool_runner_prefix(
+    bool library_in_slot, const std::vector<std::string>& tool_argv) {
+  if (!enabled_) return tool_argv;
+  PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(library_in_slot, SeccompProfile::kProfiler));
+  p.keep_fds = {0, 1, 2, 3};  // fd 3: the runner's channel, through the tool to the runner
+  p.cpu_seconds = kToolCpuSeconds;
+  return sandbox_command(launcher_, p, tool_argv);
+}
+
 Result<ProcessSpec> EvalSandbox::wrap_tool(ProcessSpec spec, bool library_in_slot) {
   if (!enabled_) {
     if (library_in_slot) spec.env = reference_environment(reference_selector_, signature_);
     return spec;
   }
   PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(library_in_slot, SeccompProfile::kProfiler));
-  // RLIMIT_CPU counts every thread of the process: the sanitizer's and ncu's helper threads
-  // spin while the target runs, so a 300 s wall limit can mean more CPU than a runner uses.
-  p.cpu_seconds = 1800;
+  p.cpu_seconds = kToolCpuSeconds;
   spec.argv = sandbox_command(launcher_, p, spec.argv);
   return spec;
 }

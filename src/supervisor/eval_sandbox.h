@@ -52,6 +52,11 @@ class EvalSandbox {
 
   // The launcher prefix for a runner session (empty when the sandbox is off).
   Result<std::vector<std::string>> runner_prefix(bool library_in_slot);
+  // The prefix for a runner started under a tool (ncu in the profile stage): the profiler
+  // policy (loopback IP between the tool and its target, the tools' CPU limit), the channel fd
+  // kept, then `tool_argv`. Just `tool_argv` when the sandbox is off.
+  Result<std::vector<std::string>> tool_runner_prefix(bool library_in_slot,
+                                                      const std::vector<std::string>& tool_argv);
   // `spec` (a profiler over the self-contained runner) wrapped in the sandbox; unchanged when
   // the sandbox is off, except that `library_in_slot` adds the reference variables.
   Result<ProcessSpec> wrap_tool(ProcessSpec spec, bool library_in_slot);

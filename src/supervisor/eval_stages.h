@@ -12,9 +12,21 @@ namespace ptxb {
 StageOutcome stage_setup(EvalContext& ctx);
 // stage_setup.cc: the workload's seeds, input sets, reference outputs and bind request.
 StageOutcome stage_workload(EvalContext& ctx);
+// How a runner is started under a tool (stage_profile.cc): the tool's command line between the
+// sandbox launcher and the runner, the runner's extra arguments, the output kept, and the
+// start-up limit (a profiler slows the start).
+struct ToolWrap {
+  std::vector<std::string> tool_argv;
+  std::vector<std::string> runner_args;
+  std::size_t log_cap_bytes = 1u << 20;
+  std::chrono::milliseconds start_limit{0};
+};
+
 // stage_setup.cc: starts a runner for one side and brings it to a bound state; a problem is
-// recorded in the returned side's `failure`.
-RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& label);
+// recorded in the returned side's `failure`. With `tool`, the runner runs under it (and its
+// hello does not describe the evaluation's runner environment).
+RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& label,
+                        const ToolWrap* tool = nullptr);
 
 // stage_sanitizer.cc: the compute-sanitizer gate (--sanitize).
 StageOutcome stage_sanitizer(EvalContext& ctx);

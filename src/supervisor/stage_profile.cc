@@ -1,35 +1,95 @@
 // The dynamic target-instruction check (design.md §3.6): Nsight Compute's source page of one
-// self-contained call says which instruction families executed. Runs only after PASSED; its own
-// failures make the verdict "unknown", never the evaluation's status, except a sandbox stop.
+// timed-path call says which instruction families executed. The call is one of a second IPC
+// runner's, driven like the timed runner (supervisor/profile_session.h) and chosen at random
+// after the warm-up (supervisor/profile_plan.h); its kernels and GPU time must be the timed
+// calls' (supervisor/profile_check.h), else REWARD_HACK profile_mismatch. Runs only after
+// PASSED; ncu's own failures make the verdict "unknown", never the evaluation's status, except a
+// sandbox stop.
+#include "analysis/ncu_launches.h"
 #include "analysis/ncu_source.h"
 #include "core/strings.h"
+#include "eval/integrity_reasons.h"
 #include "supervisor/eval_stages.h"
+#include "supervisor/profile_check.h"
+#include "supervisor/profile_session.h"
 
 namespace ptxb {
 namespace {
 
-// The verdict of a finished ncu run (not stopped by the sandbox).
-void judge_ncu_run(EvalContext& ctx, const Result<ProcessResult>& ran) {
+// The last part of a failed run's output: where ncu and the runner say why.
+std::string output_tail(const std::string& output) {
+  const std::string trimmed = trim(output);
+  return trimmed.size() <= 500 ? trimmed : trimmed.substr(trimmed.size() - 500);
+}
+
+// Replaces the recorded PASSED verdict: the workload was recorded by stage_integrity.
+StageOutcome replace_verdict(EvalContext& ctx, const Finding& f) {
+  WorkloadEval& recorded = ctx.result.workloads.back();
+  recorded.findings.push_back(f);
+  recorded.status = f.status;
+  recorded.reason = f.reason;
+  recorded.message = f.detail;
+  return ctx.finish(f.status, f.reason, f.detail);
+}
+
+// The verdict from a complete run's pages; a mismatch between the profiled and the timed
+// calls is returned as the finding that replaces the pass.
+std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
+                                   const ProfileOutputParts& parts) {
   TargetInstructionCheck& check = ctx.result.target_instructions;
-  check.verdict = kInstUnknown;
-  if (!ran.ok()) {
-    check.reason = "ncu failed to start: " + ran.error().message;
-    return;
-  }
-  if (ran->timed_out || ran->exit_code != 0) {
-    check.reason =
-        fmt::format("ncu {}: {}", ran->describe(), trim(ran->stderr_text).substr(0, 500));
-    return;
-  }
-  auto kernels = parse_ncu_source_csv(ran->stdout_text, "ncu source page");
+  auto kernels = parse_ncu_source_csv(parts.source, "ncu source page");
   if (!kernels.ok()) {
     check.reason = kernels.error().message;
-    return;
+    return std::nullopt;
   }
+  auto launches = parse_ncu_launches_csv(parts.launches, "ncu raw page");
+  if (!launches.ok()) {
+    check.reason = launches.error().message;
+    return std::nullopt;
+  }
+  ProfiledCallRecord& record = check.profiled_call.emplace(profiled_call_record(plan));
+  compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan,
+                        ctx.workload.candidate_timing->median_ms, record);
   DynamicCheck dynamic = decide_dynamic(*kernels, ctx.compile.artifact.arch);
+  check.dynamic = dynamic;
+  if (!record.matches) {
+    // What ran under the profiler is not what was timed: its instructions prove nothing.
+    check.reason = "the profiled call is not a timed call: " + record.mismatch;
+    return Finding{PtxbStatus::kRewardHack, std::string(reason::kProfileMismatch),
+                   fmt::format("the call profiled by Nsight Compute (call {} of {}) does not "
+                               "match the timed calls: {}",
+                               record.call, record.calls, record.mismatch)};
+  }
   check.verdict = dynamic.verdict;
   check.reason = dynamic.reason;
-  check.dynamic = std::move(dynamic);
+  return std::nullopt;
+}
+
+// Runs the plan and decides the verdict (check.verdict stays "unknown" on any failure).
+StageOutcome profile_call(EvalContext& ctx, const ProfilePlan& plan) {
+  TargetInstructionCheck& check = ctx.result.target_instructions;
+  const auto start = EvalClock::now();
+  ProfiledRun run = run_profiled_calls(ctx, plan);
+  check.cost_ms = ms_since(start);
+  ctx.stage_done("ncu", start);
+  if (run.sandbox) {
+    // The sandbox's verdict replaces the pass: a candidate that makes a forbidden call only
+    // under the profiler is still caught (and a sandbox that failed is the harness's).
+    check.reason = "the profiled run was stopped by the sandbox";
+    return replace_verdict(ctx, *run.sandbox);
+  }
+  const ProfileOutputParts parts = profile_output_parts(run.output);
+  if (parts.profile_exit && *parts.profile_exit != 0) {
+    check.reason =
+        fmt::format("ncu exited with status {}: {}", *parts.profile_exit, output_tail(run.output));
+    return StageOutcome::kDone;
+  }
+  if (!run.failure.empty()) {
+    check.reason = run.failure + ": " + output_tail(run.output);
+    return StageOutcome::kDone;
+  }
+  if (auto mismatch = judge_pages(ctx, plan, parts)) return replace_verdict(ctx, *mismatch);
+  return StageOutcome::kDone;
 }
 
 }  // namespace
@@ -45,31 +105,21 @@ StageOutcome stage_profile(EvalContext& ctx) {
     check.reason = "disabled (--no-ncu)";
     return StageOutcome::kDone;
   }
+  check.verdict = kInstUnknown;
   if (ctx.job.ncu_path.empty()) {
-    check.verdict = kInstUnknown;
     check.reason = "Nsight Compute (ncu) not found";
     return StageOutcome::kDone;
   }
-  const auto start = EvalClock::now();
-  auto ran = ctx.run_tool(ncu_source_argv(ctx.job.ncu_path, ctx.self_contained_argv),
-                          ctx.options.ncu_timeout_seconds, 64u << 20);
-  check.cost_ms = ms_since(start);
-  ctx.stage_done("ncu", start);
-  if (ran.ok())
-    if (auto f = sandbox_failure(*ran)) {
-      // The sandbox's verdict replaces the pass: a candidate that makes a forbidden call only
-      // under the profiler is still caught (and a sandbox that failed is the harness's).
-      check.verdict = kInstUnknown;
-      check.reason = "the profiled call was stopped by the sandbox";
-      WorkloadEval& recorded = ctx.result.workloads.back();
-      recorded.findings.push_back(*f);
-      recorded.status = f->status;
-      recorded.reason = f->reason;
-      recorded.message = f->detail;
-      return ctx.finish(f->status, f->reason, f->detail);
-    }
-  judge_ncu_run(ctx, ran);
-  return StageOutcome::kDone;
+  // The operating system's randomness, not the evaluation's seed (which is in the request and
+  // fixed for replays): the choice exists only in ncu's command line (docs/integrity.md says
+  // what a candidate can still observe, and why the comparison with the timed calls holds).
+  auto plan = plan_profile(ctx.candidate_timing.kernels, ctx.policy.warmup_calls,
+                           kProfileCandidateCalls, os_random());
+  if (!plan.ok()) {
+    check.reason = plan.error().message;
+    return StageOutcome::kDone;
+  }
+  return profile_call(ctx, *plan);
 }
 
 }  // namespace ptxb

@@ -144,20 +144,25 @@ LoadRequest load_request(const EvalContext& ctx, RunnerRole role) {
 
 }  // namespace
 
-RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& label) {
+RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& label,
+                        const ToolWrap* tool) {
   RunnerSide side;
   side.role = label;
-  const milliseconds limit = seconds_to_ms(ctx.options.runner_start_timeout_seconds);
+  const milliseconds limit =
+      tool ? tool->start_limit : seconds_to_ms(ctx.options.runner_start_timeout_seconds);
   const bool library_in_slot = role == RunnerRole::kReference || ctx.options.reference_as_candidate;
-  auto prefix = ctx.sandbox->runner_prefix(library_in_slot);
+  auto prefix = tool ? ctx.sandbox->tool_runner_prefix(library_in_slot, tool->tool_argv)
+                     : ctx.sandbox->runner_prefix(library_in_slot);
   if (!prefix.ok()) {
     side.failure = Finding{PtxbStatus::kInfraError, std::string(reason::kSandboxSetup),
                            prefix.error().message};
     return side;
   }
+  const RunnerRole spawn_role = library_in_slot ? RunnerRole::kReference : RunnerRole::kCandidate;
   auto spawned =
-      ctx.launcher.spawn(library_in_slot ? RunnerRole::kReference : RunnerRole::kCandidate,
-                         reference_selector(ctx.task), ctx.signature, *prefix);
+      tool ? ctx.launcher.spawn_wrapped(spawn_role, reference_selector(ctx.task), ctx.signature,
+                                        *prefix, tool->runner_args, tool->log_cap_bytes)
+           : ctx.launcher.spawn(spawn_role, reference_selector(ctx.task), ctx.signature, *prefix);
   if (!spawned.ok()) {
     side.failure = Finding{PtxbStatus::kInfraError, "runner_spawn", spawned.error().message};
     return side;
@@ -169,12 +174,13 @@ RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& la
     return side;
   }
   side.answered_hello = true;
-  ctx.result.environment.runner = RunnerInfo{hello->device_name,
-                                             hello->cuda_runtime_version,
-                                             hello->cuda_driver_version,
-                                             hello->cupti_version,
-                                             hello->l2_bytes,
-                                             hello->l2_flush_bytes};
+  if (!tool)
+    ctx.result.environment.runner = RunnerInfo{hello->device_name,
+                                               hello->cuda_runtime_version,
+                                               hello->cuda_driver_version,
+                                               hello->cupti_version,
+                                               hello->l2_bytes,
+                                               hello->l2_flush_bytes};
   auto loaded = side.session->load(load_request(ctx, role), limit);
   if (!loaded.ok()) {
     side.failure = startup_failure(side, role, loaded.error(), "load", limit);

@@ -148,6 +148,7 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
       return out;
     }
     samples.add(*reply, bracket);
+    out.kernels.add(*reply);
     if (!verify) out.repeat_ns.push_back(static_cast<double>(reply->device_ns));
   }
   out.stats = samples.summarize(policy);

@@ -18,6 +18,7 @@
 #include "sandbox/blocked_syscall.h"
 #include "sandbox/sandbox_policy.h"
 #include "sandbox/sandbox_report.h"
+#include "supervisor/profile_plan.h"
 #include "tasks/registry.h"
 
 namespace ptxb {
@@ -149,6 +150,7 @@ struct FakeSession final : RunnerSession {
     reply.has_window = true;
     reply.device_ns = ns;
     reply.kernel_count = 1;
+    reply.kernel_launches = {KernelLaunch{"_Z4gemmv", {132, 1, 1}, {384, 1, 1}, 1}};
     reply.sm_clock_mhz = 1980;
     if (bracket) bracket->round_trip_ns = ns + 50'000;  // a script may still change device_ns
     if (device) ++device->calls_seen;
@@ -174,9 +176,13 @@ struct FakeSession final : RunnerSession {
 };
 
 struct FakeLauncher final : RunnerLauncher {
-  std::function<std::unique_ptr<FakeSession>()> candidate, reference;
+  std::function<std::unique_ptr<FakeSession>()> candidate, reference, profiled;
   std::vector<RunnerRole> spawned;
   std::vector<std::vector<std::string>> sandbox_prefixes;  // one per spawn
+  // The runners started under a tool (the profile stage's ncu): their full wrapper (sandbox
+  // prefix + tool) and the runner's extra arguments.
+  std::vector<std::vector<std::string>> wrapped;
+  std::vector<std::vector<std::string>> wrapped_runner_args;
   Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role, const std::string&,
                                                const std::string&,
                                                const std::vector<std::string>& prefix) override {
@@ -185,7 +191,30 @@ struct FakeLauncher final : RunnerLauncher {
     auto& factory = role == RunnerRole::kCandidate ? candidate : reference;
     return std::unique_ptr<RunnerSession>(factory());
   }
+  Result<std::unique_ptr<RunnerSession>> spawn_wrapped(RunnerRole, const std::string&,
+                                                       const std::string&,
+                                                       const std::vector<std::string>& wrapper,
+                                                       const std::vector<std::string>& runner_args,
+                                                       std::size_t) override {
+    wrapped.push_back(wrapper);
+    wrapped_runner_args.push_back(runner_args);
+    return std::unique_ptr<RunnerSession>(profiled());
+  }
 };
+
+// What the profiled runner's log holds after ncu's wrapper ran (supervisor/profile_plan.h): the
+// runner's own lines, then the source page and the raw page between the markers.
+std::string profile_log(const std::string& source_page, double gpu_time_ns,
+                        const std::string& kernel = "_Z4gemmv", int profile_exit = 0) {
+  std::string log = "runner log line\n==PROF== Disconnected from process 7\n";
+  log += fmt::format("\n@@ptxb-ncu-profile-exit {}\n", profile_exit);
+  if (profile_exit != 0) return log;
+  log += "@@ptxb-ncu-source\n" + source_page + "@@ptxb-ncu-launches\n";
+  log += "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"gpu__time_duration.sum\"\n";
+  log += "\"\",\"\",\"\",\"\",\"nsecond\"\n";
+  log += fmt::format("\"0\",\"{}\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"{}\"\n", kernel, gpu_time_ns);
+  return log + "@@ptxb-ncu-end\n";
+}
 
 ProcessResult exited(int code, std::string out, std::string err = "") {
   ProcessResult r;
@@ -269,7 +298,14 @@ class EvaluatorTest : public ::testing::Test {
     // Half the timed calls verified, from a fixed secret: with it, calls 1, 2, 4 and 5 of the
     // first six are verified (both rewrite kinds), the others are repeats.
     timing.verified_fraction = 0.5;
-    tools_.by_tool["/fake/ncu"] = exited(0, testdata("eval/ncu/wgmma_live.csv"));
+    profile_log_ = profile_log(testdata("eval/ncu/wgmma_live.csv"), 1'000'000);
+    launcher_.profiled = [this] {
+      auto s = std::make_unique<FakeSession>();
+      s->log_text = profile_log_;
+      s->exit = profiled_exit_;
+      s->sets_log = &profiled_sets_;
+      return s;
+    };
     launcher_.reference = [this] {
       auto s = std::make_unique<FakeSession>();
       s->device_ns = 750'000;
@@ -314,6 +350,9 @@ class EvaluatorTest : public ::testing::Test {
   std::uint64_t candidate_device_ns_ = 1'000'000;
   std::uint64_t candidate_fresh_device_ns_ = 0;
   std::vector<std::uint64_t> candidate_sets_;  // the set of every candidate call, in order
+  std::string profile_log_;                    // what the profiled runner's log holds
+  RunnerExit profiled_exit_{true, 0, 0, false};
+  std::vector<std::uint64_t> profiled_sets_;  // the set of every profiled-runner call
 };
 
 TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
@@ -346,8 +385,12 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   EXPECT_EQ(r.target_instructions.verdict, kInstDynamicPresent);
   EXPECT_GT(w.physical_floor_ms, 0.5);
   EXPECT_EQ(launcher_.spawned.front(), RunnerRole::kReference);  // reference first: sets the limit
-  ASSERT_EQ(tools_.runs.size(), 1u);
-  EXPECT_EQ(tools_.runs[0][0], "/fake/ncu");
+  // ncu profiled one call of a second IPC runner, not the self-contained mode.
+  EXPECT_TRUE(tools_.runs.empty());
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  ASSERT_TRUE(r.target_instructions.profiled_call.has_value());
+  EXPECT_TRUE(r.target_instructions.profiled_call->matches);
+  EXPECT_NEAR(r.target_instructions.profiled_call->ratio, 1.0, 1e-9);
   const std::string feedback = render_feedback(r);
   EXPECT_NE(feedback.find("speedup 0.750x"), std::string::npos) << feedback;
   EXPECT_NE(feedback.find("dynamic_present"), std::string::npos);
@@ -371,6 +414,7 @@ TEST_F(EvaluatorTest, BackwardTasksDefaultToOneTrial) {
     return s;
   };
   candidate_device_ns_ = 9'000'000;  // above the ~3.9 ms physical floor of this backward pass
+  profile_log_ = profile_log(testdata("eval/ncu/wgmma_live.csv"), 9'000'000);  // ncu agrees
   EvalResult r = run();
   ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
   EXPECT_EQ(r.workloads[0].trials, 1);
@@ -914,20 +958,80 @@ TEST_F(EvaluatorTest, SanitizerRequestedButMissingIsNotAPass) {
 }
 
 TEST_F(EvaluatorTest, DeadBranchWgmmaIsNotExecuted) {
-  tools_.by_tool["/fake/ncu"] = exited(0, testdata("eval/ncu/wgmma_dead_branch.csv"));
+  profile_log_ = profile_log(testdata("eval/ncu/wgmma_dead_branch.csv"), 1'000'000);
   EXPECT_EQ(run().target_instructions.verdict, kInstDynamicNotExecuted);
 }
 
 TEST_F(EvaluatorTest, PredicatedOffWgmmaIsNotExecuted) {
-  tools_.by_tool["/fake/ncu"] = exited(0, testdata("eval/ncu/wgmma_pred_off.csv"));
+  profile_log_ = profile_log(testdata("eval/ncu/wgmma_pred_off.csv"), 1'000'000);
   EXPECT_EQ(run().target_instructions.verdict, kInstDynamicNotExecuted);
 }
 
 TEST_F(EvaluatorTest, ProfilerFailureIsUnknownNeverPositive) {
-  tools_.by_tool["/fake/ncu"] = exited(1, "", "==ERROR== profiling failed");
+  profile_log_ = "==ERROR== profiling failed\n" + profile_log("", 0, "_Z4gemmv", 1);
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kPassed);
   EXPECT_EQ(r.target_instructions.verdict, kInstUnknown);
+  EXPECT_NE(r.target_instructions.reason.find("status 1"), std::string::npos)
+      << r.target_instructions.reason;
+  // A report cut short (no end marker) is unknown too.
+  profile_log_ = "runner log line\n";
+  EvalResult cut = run();
+  EXPECT_EQ(cut.status, PtxbStatus::kPassed);
+  EXPECT_EQ(cut.target_instructions.verdict, kInstUnknown);
+}
+
+TEST_F(EvaluatorTest, ProfiledCallIsAChosenTimedPathCallOfASecondRunner) {
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  // The runner under ncu: a sandbox prefix with the profiler policy, then the ncu wrapper, and
+  // the runner without CUPTI (ncu owns it in that process).
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  const std::vector<std::string>& wrapper = launcher_.wrapped[0];
+  ASSERT_GE(wrapper.size(), 8u);
+  EXPECT_EQ(wrapper[0], PTXB_SANDBOX_PATH);
+  const Json policy = Json::parse(wrapper[2]);
+  EXPECT_EQ(policy["seccomp"], "profiler");
+  EXPECT_EQ(wrapper[4], "/bin/sh");
+  EXPECT_NE(wrapper[6].find("'/fake/ncu'"), std::string::npos);
+  EXPECT_EQ(launcher_.wrapped_runner_args[0], std::vector<std::string>{"--no-cupti"});
+  // The same call sequence as timing: warm-up + the candidate calls, rotating over the sets.
+  const ProfiledCallRecord& call = r.target_instructions.profiled_call.value();
+  const int warmup = job_.request.options.timing.warmup_calls;
+  EXPECT_EQ(call.warmup_calls, warmup);
+  EXPECT_EQ(call.calls, warmup + kProfileCandidateCalls);
+  EXPECT_GT(call.call, warmup);
+  EXPECT_LE(call.call, call.calls);
+  EXPECT_EQ(call.launch_skip, call.call - 1);  // one kernel per call
+  EXPECT_NE(wrapper[6].find(fmt::format("'--launch-skip' '{}'", call.launch_skip)),
+            std::string::npos);
+  ASSERT_EQ(profiled_sets_.size(), static_cast<std::size_t>(call.calls));
+  for (std::size_t i = 0; i < profiled_sets_.size(); ++i)
+    EXPECT_EQ(profiled_sets_[i], i % r.workloads[0].set_seeds.size());
+  EXPECT_NEAR(call.timed_median_ms, 1.0, 1e-9);
+  EXPECT_NEAR(call.gpu_time_ms, 1.0, 1e-9);
+  auto back = TargetInstructionCheck::from_json(r.target_instructions.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->profiled_call->call, call.call);
+  EXPECT_EQ(back->profiled_call->band_high, call.band_high);
+}
+
+TEST_F(EvaluatorTest, ProfiledCallFasterThanTheTimedOnesIsProfileMismatch) {
+  // wgmma under the profiler, FFMA in every timed call: 0.026x the timed median.
+  profile_log_ = profile_log(testdata("eval/ncu/wgmma_live.csv"), 26'000);
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "profile_mismatch");
+  EXPECT_EQ(r.workloads.at(0).status, PtxbStatus::kRewardHack);
+  EXPECT_NE(r.target_instructions.verdict, kInstDynamicPresent);
+  EXPECT_FALSE(r.target_instructions.profiled_call.value().matches);
+}
+
+TEST_F(EvaluatorTest, ProfiledKernelNotTimedIsProfileMismatch) {
+  profile_log_ = profile_log(testdata("eval/ncu/wgmma_live.csv"), 1'000'000, "_Z9otherwgmmav");
+  EvalResult r = run();
+  EXPECT_EQ(r.reason, "profile_mismatch");
+  EXPECT_NE(r.target_instructions.verdict, kInstDynamicPresent);
 }
 
 TEST_F(EvaluatorTest, NoNcuFlagIsNotRunAndStaticAbsentSkipsTheProfiler) {
@@ -936,8 +1040,10 @@ TEST_F(EvaluatorTest, NoNcuFlagIsNotRunAndStaticAbsentSkipsTheProfiler) {
   job_.request.options.ncu = true;
   compile_.sass.target_present = false;
   tools_.runs.clear();
+  launcher_.wrapped.clear();
   EXPECT_EQ(run().target_instructions.verdict, kInstStaticAbsent);
   EXPECT_TRUE(tools_.runs.empty());
+  EXPECT_TRUE(launcher_.wrapped.empty());
 }
 
 TEST_F(EvaluatorTest, ResultRoundTripsAndMapsToSchemaStatuses) {
@@ -995,11 +1101,14 @@ TEST_F(EvaluatorTest, RunnersAndProfilersRunInsideTheSandbox) {
   EXPECT_NE(loaded_so_, compile_.artifact.path_of("kernel.so"));
   EXPECT_EQ(loaded_so_,
             candidate.scratch_dir.substr(0, candidate.scratch_dir.rfind('/')) + "/kernel.so");
-  // ncu runs inside the sandbox too, with the profiler profile (loopback IP for its target).
-  ASSERT_EQ(tools_.runs.size(), 1u);
-  EXPECT_EQ(tools_.runs[0][0], "/fake/ncu");
-  ASSERT_EQ(tools_.policies.size(), 2u);  // the self-check, then ncu
-  EXPECT_EQ(tools_.policies[1]["seccomp"], "profiler");
+  // ncu runs inside the sandbox too, with the profiler profile (loopback IP for its target)
+  // and the runner's channel kept through it.
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  const Json ncu_policy = Json::parse(launcher_.wrapped[0].at(2));
+  EXPECT_EQ(ncu_policy["seccomp"], "profiler");
+  EXPECT_EQ(ncu_policy["keep_fds"], Json::array({0, 1, 2, 3}));
+  EXPECT_EQ(launcher_.wrapped[0].at(4), "/bin/sh");
+  ASSERT_EQ(tools_.policies.size(), 1u);  // the self-check
   // The staging directory is gone afterwards.
   EXPECT_FALSE(path_exists(loaded_so_));
 }
@@ -1101,7 +1210,8 @@ TEST_F(EvaluatorTest, SandboxStopInsideTheSanitizerIsForbidden) {
 }
 
 TEST_F(EvaluatorTest, SandboxStopUnderNcuOverridesThePass) {
-  tools_.by_tool["/fake/ncu"] = exited(1, "", std::string(kBlockedSyscallLine) + "62\n");  // kill
+  profile_log_ = std::string(kBlockedSyscallLine) + "62\n" +  // kill
+                 profile_log("", 0, "_Z4gemmv", 1);
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kForbidden);
   EXPECT_EQ(r.reason, "sandbox_seccomp:kill");

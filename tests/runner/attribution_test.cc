@@ -166,5 +166,24 @@ TEST(Attribution, WithoutOwnRecordsTheHostBracketIsTheReference) {
   EXPECT_EQ(reply.out_of_window[1].relation, "after");
 }
 
+TEST(Attribution, LaunchShapesOfTheCallsKernelsOnly) {
+  CallReply reply;
+  ActivityRecord a = record("kernel", "k", 7, 10, 100, 200);
+  a.grid = {132, 1, 1};
+  a.block = {384, 1, 1};
+  ActivityRecord b = a;
+  b.correlation_id = 11;
+  b.start_ns = 210;
+  b.end_ns = 300;
+  ActivityRecord elsewhere = a;  // another call's kernel: not this call's shape
+  elsewhere.correlation_id = 30;
+  elsewhere.grid = {1, 1, 1};
+  attribute_call({a, b, elsewhere}, table(), input(), reply);
+  ASSERT_EQ(reply.kernel_launches.size(), 1u);
+  EXPECT_EQ(reply.kernel_launches[0].name, "k");
+  EXPECT_EQ(reply.kernel_launches[0].grid, a.grid);
+  EXPECT_EQ(reply.kernel_launches[0].count, 2u);
+}
+
 }  // namespace
 }  // namespace ptxb

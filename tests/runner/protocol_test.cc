@@ -240,5 +240,47 @@ TEST(ParamLayout, ChecksSetsAgainstTheLayout) {
       check_set_against_layout(layout, {buffer, buffer, n32}).ok());  // 4 bytes for int64_t
 }
 
+TEST(Protocol, LaunchShapesRoundTripAndDefaultToZeros) {
+  ActivityRecord kernel{"kernel", "_Z4gemmv", 7, 11, 5, 120, 130, 0, "call", ""};
+  kernel.grid = {132, 2, 1};
+  kernel.block = {384, 1, 1};
+  auto back = activity_record_from_json(to_json(kernel));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->grid, kernel.grid);
+  EXPECT_EQ(back->block, kernel.block);
+  // A record from a runner without shapes reads as zeros; a malformed shape is an error.
+  Json old = to_json(kernel);
+  old.erase("grid");
+  old.erase("block");
+  auto old_back = activity_record_from_json(old);
+  ASSERT_TRUE(old_back.ok());
+  EXPECT_EQ(old_back->grid, (std::array<std::uint32_t, 3>{0, 0, 0}));
+  Json bad = to_json(kernel);
+  bad["grid"] = Json::array({1, 2});
+  EXPECT_FALSE(activity_record_from_json(bad).ok());
+  bad["grid"] = Json::array({1, -2, 3});
+  EXPECT_FALSE(activity_record_from_json(bad).ok());
+
+  CallReply reply;
+  note_kernel_launch(reply.kernel_launches, kernel);
+  note_kernel_launch(reply.kernel_launches, kernel);
+  ActivityRecord other = kernel;
+  other.grid = {66, 1, 1};
+  note_kernel_launch(reply.kernel_launches, other);
+  ASSERT_EQ(reply.kernel_launches.size(), 2u);
+  EXPECT_EQ(reply.kernel_launches[0].count, 2u);
+  EXPECT_EQ(reply.kernel_launches[1].count, 1u);
+  auto reply_back = call_reply_from_json(to_json(reply));
+  ASSERT_TRUE(reply_back.ok()) << reply_back.error().message;
+  ASSERT_EQ(reply_back->kernel_launches.size(), 2u);
+  EXPECT_TRUE(reply_back->kernel_launches[1].same_shape(reply.kernel_launches[1]));
+  EXPECT_EQ(reply_back->kernel_launches[0].count, 2u);
+  Json no_launches = to_json(reply);
+  no_launches.erase("kernel_launches");
+  auto bare = call_reply_from_json(no_launches);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_TRUE(bare->kernel_launches.empty());
+}
+
 }  // namespace
 }  // namespace ptxb

@@ -1,0 +1,161 @@
+#include "supervisor/profile_plan.h"
+
+#include <random>
+
+#include "analysis/ncu_launches.h"
+#include "core/strings.h"
+
+namespace ptxb {
+namespace {
+
+// The characters ncu's regular expressions treat specially (ECMAScript and PCRE agree on
+// these); mangled names hold '$' and '.' in practice.
+bool is_regex_special(char c) {
+  return std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos;
+}
+
+// The text after the last line that starts with `marker` and before the next marker line (or
+// the end). nullopt when the marker never starts a line.
+std::optional<std::string> after_last_marker(std::string_view output, std::string_view marker,
+                                             std::string* marker_line_rest = nullptr) {
+  std::size_t at = std::string_view::npos;
+  for (std::size_t pos = output.find(marker); pos != std::string_view::npos;
+       pos = output.find(marker, pos + 1))
+    if (pos == 0 || output[pos - 1] == '\n') at = pos;
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::size_t line_end = output.find('\n', at);
+  if (marker_line_rest != nullptr)
+    *marker_line_rest = std::string(output.substr(
+        at + marker.size(), line_end == std::string_view::npos ? std::string_view::npos
+                                                               : line_end - at - marker.size()));
+  if (line_end == std::string_view::npos) return std::string();
+  std::string_view rest = output.substr(line_end + 1);
+  const std::size_t next = rest.find("\n@@ptxb-ncu-");
+  return std::string(rest.substr(0, next == std::string_view::npos ? rest.size() : next + 1));
+}
+
+}  // namespace
+
+void TimedKernels::add(const CallReply& reply) {
+  per_call.push_back(reply.kernel_count);
+  for (const KernelLaunch& launch : reply.kernel_launches) {
+    bool known = false;
+    for (auto& seen : launches)
+      if (seen.same_shape(launch)) {
+        seen.count += launch.count;
+        known = true;
+        break;
+      }
+    if (!known) launches.push_back(launch);
+  }
+}
+
+std::optional<std::uint32_t> TimedKernels::kernels_per_call() const {
+  if (per_call.empty() || per_call.front() == 0) return std::nullopt;
+  for (std::uint32_t count : per_call)
+    if (count != per_call.front()) return std::nullopt;
+  return per_call.front();
+}
+
+Result<ProfilePlan> plan_profile(const TimedKernels& timed, int warmup_calls,
+                                 int calls_after_warmup, std::uint64_t random) {
+  const std::optional<std::uint32_t> per_call = timed.kernels_per_call();
+  if (!per_call)
+    return make_error("profile_plan",
+                      "the timed calls did not launch one fixed number of kernels per call "
+                      "({} samples), so no call can be selected by launch count",
+                      timed.per_call.size());
+  if (warmup_calls < 0 || calls_after_warmup < 1)
+    return make_error("profile_plan", "no call after the warm-up to profile");
+  ProfilePlan plan;
+  plan.warmup_calls = warmup_calls;
+  plan.calls_after_warmup = calls_after_warmup;
+  plan.chosen = static_cast<int>(random % static_cast<std::uint64_t>(calls_after_warmup));
+  plan.kernels_per_call = *per_call;
+  plan.launch_skip = static_cast<std::uint64_t>(plan.profiled_call()) * *per_call;
+  return plan;
+}
+
+std::uint64_t os_random() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+std::string kernel_name_regex(const std::vector<std::string>& mangled_names) {
+  std::string regex = "^(";
+  for (std::size_t i = 0; i < mangled_names.size(); ++i) {
+    if (i > 0) regex += '|';
+    for (char c : mangled_names[i]) {
+      if (is_regex_special(c)) regex += '\\';
+      regex += c;
+    }
+  }
+  return regex + ")$";
+}
+
+std::vector<std::string> ncu_call_options(const ProfilePlan& plan,
+                                          const std::vector<std::string>& cubin_functions) {
+  std::vector<std::string> options = {"--clock-control", "none", "--kernel-name-base", "mangled"};
+  // Without cubin functions (the library in the candidate slot, A/A mode) every launch counts.
+  if (!cubin_functions.empty())
+    options.insert(options.end(), {"--kernel-name", "regex:" + kernel_name_regex(cubin_functions)});
+  options.insert(options.end(),
+                 {"--launch-skip", std::to_string(plan.launch_skip), "--launch-count",
+                  std::to_string(plan.kernels_per_call), "--metrics",
+                  "inst_executed,thread_inst_executed_true," + std::string(kNcuGpuTimeMetric)});
+  return options;
+}
+
+std::string shell_quote(std::string_view text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
+  }
+  return quoted + "'";
+}
+
+std::vector<std::string> ncu_call_wrapper(const std::string& ncu_path, const ProfilePlan& plan,
+                                          const std::vector<std::string>& cubin_functions) {
+  std::string profile = shell_quote(ncu_path);
+  for (const auto& option : ncu_call_options(plan, cubin_functions))
+    profile += " " + shell_quote(option);
+  const std::string ncu = shell_quote(ncu_path);
+  // TMPDIR is the sandbox's private scratch (a tmpfs gone with the sandbox); "$@" is the
+  // runner's command line, appended by the launcher after this program's name.
+  const std::string script = fmt::format(
+      "d=$(mktemp -d) || exit 125\n"
+      "{profile} --export \"$d/call\" \"$@\"\n"
+      "s=$?\n"
+      "printf '\\n{exit}%d\\n' \"$s\"\n"
+      "[ \"$s\" -eq 0 ] || exit \"$s\"\n"
+      "printf '{source}\\n'\n"
+      "{ncu} --import \"$d/call.ncu-rep\" --page source --csv --print-source sass || exit $?\n"
+      "printf '{launches}\\n'\n"
+      "{ncu} --import \"$d/call.ncu-rep\" --page raw --csv --print-units base "
+      "--print-kernel-base mangled || exit $?\n"
+      "printf '{end}\\n'\n",
+      fmt::arg("profile", profile), fmt::arg("ncu", ncu), fmt::arg("exit", kMarkProfileExit),
+      fmt::arg("source", kMarkSource), fmt::arg("launches", kMarkLaunches),
+      fmt::arg("end", kMarkEnd));
+  return {"/bin/sh", "-c", script, "ptxbench-profile"};
+}
+
+ProfileOutputParts profile_output_parts(std::string_view output) {
+  ProfileOutputParts parts;
+  std::string exit_text;
+  if (after_last_marker(output, kMarkProfileExit, &exit_text)) {
+    const std::string trimmed = trim(exit_text);
+    if (!trimmed.empty() && trimmed.size() <= 3 &&
+        trimmed.find_first_not_of("0123456789") == std::string::npos)
+      parts.profile_exit = std::stoi(trimmed);
+  }
+  if (auto source = after_last_marker(output, kMarkSource)) parts.source = *source;
+  if (auto launches = after_last_marker(output, kMarkLaunches)) parts.launches = *launches;
+  parts.complete = after_last_marker(output, kMarkEnd).has_value();
+  return parts;
+}
+
+}  // namespace ptxb

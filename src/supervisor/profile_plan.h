@@ -1,0 +1,99 @@
+// Which call of the timed sequence Nsight Compute profiles, and the command line that makes it
+// profile exactly that call (design.md §3.6).
+//
+// The dynamic target-instruction check runs ncu over a second candidate runner that the
+// supervisor drives over IPC exactly like the timed one: hello, load, bind (the same buffers),
+// the timing's warm-up calls, then calls that rotate over the sets with the L2 flushed before
+// each. One call after the warm-up, chosen with the operating system's randomness (not the
+// evaluation's seed, which is in the request), is profiled: ncu counts only the launches of the
+// cubin's functions (--kernel-name) and skips launch_skip = chosen call × kernels per call of
+// them (--launch-skip), then profiles kernels_per_call launches (--launch-count). The runner is
+// never told which call it is; every call of the sequence looks the same to it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "protocol/protocol.h"
+
+namespace ptxb {
+
+// What the timed samples launched (stage_timing.cc adds every sample's reply).
+struct TimedKernels {
+  std::vector<std::uint32_t> per_call;  // kernel_count of each timed sample, in order
+  std::vector<KernelLaunch> launches;   // distinct shapes over all samples, counts summed
+
+  void add(const CallReply& reply);
+  // The kernel count every timed sample had; nullopt without samples or when it varied (the
+  // launch arithmetic needs one count per call).
+  std::optional<std::uint32_t> kernels_per_call() const;
+};
+
+// How many calls follow the warm-up in the profiled runner, one of which is profiled. Five
+// keeps the profiled run short (each call outside the chosen one runs at full speed, the
+// chosen one is replayed once per metric pass) while the chosen call is neither the first nor
+// the last in most runs.
+inline constexpr int kProfileCandidateCalls = 5;
+
+struct ProfilePlan {
+  int warmup_calls = 0;  // the timing's warm-up: never profiled
+  int calls_after_warmup = 0;
+  int chosen = 0;  // 0-based among the calls after the warm-up
+  std::uint32_t kernels_per_call = 0;
+  std::uint64_t launch_skip = 0;  // cubin-function launches before the profiled call's first
+
+  int total_calls() const { return warmup_calls + calls_after_warmup; }
+  // 0-based index of the profiled call in the whole sequence.
+  int profiled_call() const { return warmup_calls + chosen; }
+};
+
+// The plan for `random` (any 64-bit value; os_random() in real runs). Fails when the timed
+// calls give no single kernel count per call (none, zero, or varying).
+Result<ProfilePlan> plan_profile(const TimedKernels& timed, int warmup_calls,
+                                 int calls_after_warmup, std::uint64_t random);
+
+// 64 bits from std::random_device (getrandom on Linux).
+std::uint64_t os_random();
+
+// ^(name1|name2)$ over the mangled names, each regex-escaped: ncu's --kernel-name regex that
+// matches exactly the cubin's functions.
+std::string kernel_name_regex(const std::vector<std::string>& mangled_names);
+
+// ncu's profiling options for `plan`: clocks left alone (the timed calls run at the clocks the
+// GPU picks, too), mangled names (as CUPTI reports them), the launch filter, and the metrics:
+// the source page's inst_executed and thread_inst_executed_true, and gpu__time_duration.
+std::vector<std::string> ncu_call_options(const ProfilePlan& plan,
+                                          const std::vector<std::string>& cubin_functions);
+
+// Markers between the parts of the profiled run's output (profile_output_parts).
+inline constexpr std::string_view kMarkProfileExit = "@@ptxb-ncu-profile-exit ";
+inline constexpr std::string_view kMarkSource = "@@ptxb-ncu-source";
+inline constexpr std::string_view kMarkLaunches = "@@ptxb-ncu-launches";
+inline constexpr std::string_view kMarkEnd = "@@ptxb-ncu-end";
+
+// The tool command line the runner is started under (between the sandbox launcher and the
+// runner): a /bin/sh program that runs ncu over "$@" (the runner) into a report in the
+// scratch directory, then prints the report's source page and raw page between the markers.
+// ncu prints a report only after its target exits, and the two pages need two imports.
+std::vector<std::string> ncu_call_wrapper(const std::string& ncu_path, const ProfilePlan& plan,
+                                          const std::vector<std::string>& cubin_functions);
+
+// The profiled run's output split at the markers. The runner writes to the same stream before
+// the markers (a candidate could print marker lines there), so the last occurrence of each
+// counts: after ncu's profiling run returns, only the trusted imports write.
+struct ProfileOutputParts {
+  std::optional<int> profile_exit;  // ncu's exit status for the profiling run
+  std::string source;               // the source page CSV
+  std::string launches;             // the raw page CSV
+  bool complete = false;            // the end marker was seen
+};
+ProfileOutputParts profile_output_parts(std::string_view output);
+
+// One argument quoted for /bin/sh ('...' with ' written as '\'').
+std::string shell_quote(std::string_view text);
+
+}  // namespace ptxb

@@ -1,0 +1,198 @@
+// The profile stage's arithmetic and comparison (supervisor/profile_plan.h, profile_check.h):
+// which call ncu profiles, the options that select it, and whether what it profiled is what
+// was timed.
+#include "supervisor/profile_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "supervisor/profile_check.h"
+
+namespace ptxb {
+namespace {
+
+KernelLaunch launch(const char* name, std::uint32_t grid_x, std::uint32_t count = 1) {
+  return KernelLaunch{name, {grid_x, 1, 1}, {384, 1, 1}, count};
+}
+
+CallReply reply_with(std::vector<KernelLaunch> launches) {
+  CallReply reply;
+  for (const auto& l : launches) reply.kernel_count += l.count;
+  reply.kernel_launches = std::move(launches);
+  return reply;
+}
+
+// Three timed samples, each: main kernel twice (grid 132), then a reduce kernel (grid 8).
+TimedKernels three_samples() {
+  TimedKernels timed;
+  for (int i = 0; i < 3; ++i)
+    timed.add(reply_with({launch("_Z4mainv", 132, 2), launch("_Z6reducev", 8)}));
+  return timed;
+}
+
+NcuLaunch ncu_launch(const char* name, std::uint32_t grid_x, double ns) {
+  return NcuLaunch{name, {grid_x, 1, 1}, {384, 1, 1}, ns};
+}
+
+TEST(ProfilePlan, TimedKernelsSumShapesOverSamples) {
+  const TimedKernels timed = three_samples();
+  EXPECT_EQ(timed.kernels_per_call(), 3u);
+  ASSERT_EQ(timed.launches.size(), 2u);
+  EXPECT_EQ(timed.launches[0].count, 6u);
+  EXPECT_EQ(timed.launches[1].count, 3u);
+  TimedKernels varying = timed;
+  varying.add(reply_with({launch("_Z4mainv", 132)}));
+  EXPECT_FALSE(varying.kernels_per_call().has_value());
+  EXPECT_FALSE(TimedKernels{}.kernels_per_call().has_value());
+  TimedKernels none;
+  none.add(CallReply{});
+  EXPECT_FALSE(none.kernels_per_call().has_value());
+}
+
+TEST(ProfilePlan, LaunchSkipCountsTheWarmupAndTheCallsBeforeTheChosenOne) {
+  // 10 warm-up calls, 5 candidates; random 7 → chosen 7 % 5 = 2 → the 13th call (index 12).
+  auto plan = plan_profile(three_samples(), 10, 5, 7);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->chosen, 2);
+  EXPECT_EQ(plan->profiled_call(), 12);
+  EXPECT_EQ(plan->total_calls(), 15);
+  EXPECT_EQ(plan->kernels_per_call, 3u);
+  EXPECT_EQ(plan->launch_skip, 36u);  // 12 calls x 3 kernels before the chosen call's first
+  // Every candidate call is reachable, none of the warm-up is.
+  for (std::uint64_t r = 0; r < 5; ++r) {
+    auto p = plan_profile(three_samples(), 10, 5, r);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->profiled_call(), 10 + static_cast<int>(r));
+    EXPECT_EQ(p->launch_skip, (10 + r) * 3);
+  }
+  EXPECT_FALSE(plan_profile(TimedKernels{}, 10, 5, 0).ok());
+  EXPECT_FALSE(plan_profile(three_samples(), 10, 0, 0).ok());
+}
+
+TEST(ProfilePlan, OsRandomVaries) {
+  // Two draws of 64 bits colliding is a 2^-64 event: equal values mean a constant source.
+  EXPECT_NE(os_random(), os_random());
+}
+
+TEST(ProfilePlan, NcuOptionsSelectExactlyTheChosenCallsKernels) {
+  auto plan = plan_profile(three_samples(), 10, 5, 1);
+  ASSERT_TRUE(plan.ok());
+  const std::vector<std::string> options = ncu_call_options(*plan, {"_Z4mainv", "_Z3a$b.cv"});
+  const std::vector<std::string> expected = {
+      "--clock-control",    "none",
+      "--kernel-name-base", "mangled",
+      "--kernel-name",      "regex:^(_Z4mainv|_Z3a\\$b\\.cv)$",
+      "--launch-skip",      "33",
+      "--launch-count",     "3",
+      "--metrics",          "inst_executed,thread_inst_executed_true,gpu__time_duration.sum"};
+  EXPECT_EQ(options, expected);
+  // Without cubin functions (the library in the candidate slot) every launch counts.
+  const std::vector<std::string> unfiltered = ncu_call_options(*plan, {});
+  EXPECT_EQ(std::find(unfiltered.begin(), unfiltered.end(), "--kernel-name"), unfiltered.end());
+}
+
+TEST(ProfilePlan, WrapperProfilesTheRunnerThenPrintsBothPagesBetweenMarkers) {
+  auto plan = plan_profile(three_samples(), 10, 5, 0);
+  ASSERT_TRUE(plan.ok());
+  const auto argv = ncu_call_wrapper("/opt/ncu dir/ncu", *plan, {"_Z4mainv"});
+  ASSERT_EQ(argv.size(), 4u);
+  EXPECT_EQ(argv[0], "/bin/sh");
+  EXPECT_EQ(argv[1], "-c");
+  EXPECT_EQ(argv[3], "ptxbench-profile");  // $0; the runner's command line follows as "$@"
+  const std::string& script = argv[2];
+  EXPECT_NE(script.find("'/opt/ncu dir/ncu' '--clock-control' 'none'"), std::string::npos);
+  EXPECT_NE(script.find("'--launch-skip' '30' '--launch-count' '3'"), std::string::npos);
+  EXPECT_NE(script.find("--export \"$d/call\" \"$@\""), std::string::npos);
+  EXPECT_NE(script.find("--page source --csv --print-source sass"), std::string::npos);
+  EXPECT_NE(script.find("--page raw --csv --print-units base --print-kernel-base mangled"),
+            std::string::npos);
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+}
+
+TEST(ProfilePlan, OutputPartsTakeTheLastMarkers) {
+  // The runner's own output comes first and may fake markers; the tool's come last.
+  const std::string output =
+      "@@ptxb-ncu-source\n\"fake\"\n@@ptxb-ncu-end\n"
+      "==PROF== Disconnected\n"
+      "\n@@ptxb-ncu-profile-exit 0\n"
+      "@@ptxb-ncu-source\n\"Kernel Name\",\"k\",\n"
+      "@@ptxb-ncu-launches\n\"ID\",\"Kernel Name\"\n"
+      "@@ptxb-ncu-end\n";
+  const ProfileOutputParts parts = profile_output_parts(output);
+  EXPECT_EQ(parts.profile_exit, 0);
+  EXPECT_EQ(parts.source, "\"Kernel Name\",\"k\",\n");
+  EXPECT_EQ(parts.launches, "\"ID\",\"Kernel Name\"\n");
+  EXPECT_TRUE(parts.complete);
+  const ProfileOutputParts failed = profile_output_parts("x\n@@ptxb-ncu-profile-exit 9\n");
+  EXPECT_EQ(failed.profile_exit, 9);
+  EXPECT_FALSE(failed.complete);
+  EXPECT_FALSE(profile_output_parts("nothing").profile_exit.has_value());
+}
+
+class ProfileCheck : public ::testing::Test {
+ protected:
+  ProfiledCallRecord compare(const std::vector<NcuLaunch>& profiled, double median_ms) {
+    auto plan = plan_profile(timed_, 10, 5, 3);
+    EXPECT_TRUE(plan.ok());
+    ProfiledCallRecord record = profiled_call_record(*plan);
+    compare_profiled_call(profiled, timed_, *plan, median_ms, record);
+    return record;
+  }
+  TimedKernels timed_ = three_samples();
+};
+
+TEST_F(ProfileCheck, TheTimedKernelsInTheBandMatch) {
+  // 2 x 0.45 ms + 0.05 ms = 0.95 ms against a 1.0 ms median: ratio 0.95.
+  const ProfiledCallRecord r =
+      compare({ncu_launch("_Z4mainv", 132, 450'000), ncu_launch("_Z4mainv", 132, 450'000),
+               ncu_launch("_Z6reducev", 8, 50'000)},
+              1.0);
+  EXPECT_TRUE(r.matches) << r.mismatch;
+  EXPECT_DOUBLE_EQ(r.gpu_time_ms, 0.95);
+  EXPECT_DOUBLE_EQ(r.ratio, 0.95);
+  EXPECT_EQ(r.call, 14);  // 1-based: warm-up 10, chosen 3
+  EXPECT_EQ(r.calls, 15);
+  EXPECT_EQ(r.launch_skip, 39);
+  EXPECT_EQ(r.kernels, 3);
+  EXPECT_DOUBLE_EQ(r.band_low, kProfileBandLow);
+}
+
+TEST_F(ProfileCheck, ADifferentCodePathUnderTheProfilerIsAMismatch) {
+  // The measured exploit: the same kernels, 0.026x the timed time.
+  ProfiledCallRecord r =
+      compare({ncu_launch("_Z4mainv", 132, 12'000), ncu_launch("_Z4mainv", 132, 12'000),
+               ncu_launch("_Z6reducev", 8, 2'000)},
+              1.0);
+  EXPECT_FALSE(r.matches);
+  EXPECT_NE(r.mismatch.find("outside"), std::string::npos) << r.mismatch;
+  // Slower than 1.67x too.
+  r = compare({ncu_launch("_Z4mainv", 132, 900'000), ncu_launch("_Z4mainv", 132, 900'000),
+               ncu_launch("_Z6reducev", 8, 100'000)},
+              1.0);
+  EXPECT_FALSE(r.matches);
+}
+
+TEST_F(ProfileCheck, OtherKernelsCountsOrShapesAreAMismatch) {
+  // Another kernel name.
+  EXPECT_FALSE(compare({ncu_launch("_Z4mainv", 132, 450'000), ncu_launch("_Z4mainv", 132, 450'000),
+                        ncu_launch("_Z5wgmmav", 8, 50'000)},
+                       1.0)
+                   .matches);
+  // Another grid.
+  EXPECT_FALSE(compare({ncu_launch("_Z4mainv", 66, 450'000), ncu_launch("_Z4mainv", 132, 450'000),
+                        ncu_launch("_Z6reducev", 8, 50'000)},
+                       1.0)
+                   .matches);
+  // One kernel fewer than each timed call launched.
+  const ProfiledCallRecord fewer =
+      compare({ncu_launch("_Z4mainv", 132, 900'000), ncu_launch("_Z6reducev", 8, 50'000)}, 1.0);
+  EXPECT_FALSE(fewer.matches);
+  EXPECT_NE(fewer.mismatch.find("2 kernel launches"), std::string::npos) << fewer.mismatch;
+  // The right count, but main once and reduce twice.
+  EXPECT_FALSE(compare({ncu_launch("_Z4mainv", 132, 450'000), ncu_launch("_Z6reducev", 8, 250'000),
+                        ncu_launch("_Z6reducev", 8, 250'000)},
+                       1.0)
+                   .matches);
+}
+
+}  // namespace
+}  // namespace ptxb
