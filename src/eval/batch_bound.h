@@ -30,11 +30,11 @@ struct BatchBoundPolicy {
   double overhead_target = 0.01;
   int min_calls = 2;
   int max_calls = 32;
-  int overhead_samples = 5;    // empty batches for O (median)
-  int reference_batches = 2;   // U of the reference (minimum)
-  int candidate_batches = 3;   // U of the candidate (minimum of the valid ones)
-  int max_void_batches = 3;    // then REWARD_HACK batch_void
-  double void_factor = 2.0;    // a write phase above factor × calibration + slack is void
+  int overhead_samples = 5;   // empty batches for O (median)
+  int reference_batches = 2;  // U of the reference (minimum)
+  int candidate_batches = 3;  // U of the candidate (minimum of the valid ones)
+  int max_void_batches = 3;   // then REWARD_HACK batch_void
+  double void_factor = 2.0;   // a write phase above factor × calibration + slack is void
   double void_slack_ms = 5.0;
   // The overhead assumed before O is measured, to size the input sets (more than O ever was).
   double overhead_estimate_ms = 0.25;
@@ -54,18 +54,18 @@ BoundJudgement judge_against_bound(double cupti_ms, double u_ms, const BatchBoun
 
 // What the trace records (workloads[].integrity.batch_bound).
 struct BatchBoundRecord {
-  int calls = 0;                 // K
-  double overhead_ms = 0;        // O, median of the empty batches on the reference runner
-  double margin = 0;             // m
+  int calls = 0;           // K
+  double overhead_ms = 0;  // O, median of the empty batches on the reference runner
+  double margin = 0;       // m
   std::optional<double> reference_u_ms;
   std::optional<double> reference_cupti_median_ms;
-  double write_calibration_ms = 0;  // the slowest reference write phase
+  double write_calibration_ms = 0;   // the slowest reference write phase
   std::vector<double> u_ms_samples;  // the candidate's valid batches
   int void_batches = 0;
-  double u_ms = 0;               // the candidate's U: the minimum of the valid batches
-  double cupti_median_ms = 0;    // the candidate's CUPTI median, before any replacement
-  std::string time_used;         // "cupti" | "bound"
-  double cost_ms = 0;            // wall time of the candidate's batches
+  double u_ms = 0;             // the candidate's U: the minimum of the valid batches
+  double cupti_median_ms = 0;  // the candidate's CUPTI median, before any replacement
+  std::string time_used;       // "cupti" | "bound"
+  double cost_ms = 0;          // wall time of the candidate's batches
 
   Json to_json() const;
   static Result<BatchBoundRecord> from_json(const Json& json);

@@ -21,8 +21,7 @@ Json TimingPolicy::to_json() const {
               {"physical_floor_fraction", physical_floor_fraction},
               {"fresh_input_slowdown_limit", fresh_input_slowdown_limit},
               {"revalidation_speedup", revalidation_speedup},
-              {"revalidation_trials", revalidation_trials},
-              {"verified_fraction", verified_fraction}};
+              {"revalidation_trials", revalidation_trials}};
 }
 
 Result<TimingPolicy> TimingPolicy::from_json(const Json& json) {
@@ -40,7 +39,6 @@ Result<TimingPolicy> TimingPolicy::from_json(const Json& json) {
   r.optional("fresh_input_slowdown_limit", p.fresh_input_slowdown_limit);
   r.optional("revalidation_speedup", p.revalidation_speedup);
   r.optional("revalidation_trials", p.revalidation_trials);
-  r.optional("verified_fraction", p.verified_fraction);
   PTXB_RETURN_IF_ERROR(r.status());
   return p;
 }

@@ -45,9 +45,6 @@ struct TimingPolicy {
   // paper's shapes, so 3x is far more often a measurement artefact or a trick than a win.
   double revalidation_speedup = 3.0;
   int revalidation_trials = 5;  // each on fully regenerated inputs, verified and timed
-  // Each timed call of the candidate is verified (after an in-place input rewrite) with this
-  // probability, drawn from the supervisor's secret (docs/integrity.md).
-  double verified_fraction = 0.125;
 
   Json to_json() const;
   static Result<TimingPolicy> from_json(const Json& json);

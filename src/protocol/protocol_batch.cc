@@ -14,7 +14,9 @@ constexpr std::size_t kMaxBatchCalls = 4096;
 
 }  // namespace
 
-Json to_json(const BatchRequest& value) { return {{"sets", value.sets}}; }
+Json to_json(const BatchRequest& value) {
+  return {{"sets", value.sets}};
+}
 
 Result<BatchRequest> batch_request_from_json(const Json& json) {
   const std::string what = "batch request";

@@ -45,8 +45,8 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
   }
   const cudaError_t synced = cudaStreamSynchronize(stream_);
   if (synced != cudaSuccess && !reply.cuda_error)
-    reply.cuda_error =
-        CudaErrorInfo{cudaGetErrorName(synced), cudaGetErrorString(synced), "cudaStreamSynchronize"};
+    reply.cuda_error = CudaErrorInfo{cudaGetErrorName(synced), cudaGetErrorString(synced),
+                                     "cudaStreamSynchronize"};
   {
     auto harness = correlation(true, kHarnessExternalId);
     const cudaError_t device = cudaDeviceSynchronize();

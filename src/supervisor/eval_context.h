@@ -60,7 +60,8 @@ struct EvalContext {
         launcher(launcher),
         tools(tools),
         schedule_secret(secret),
-        secret_rng(secret) {}
+        secret_rng(secret),
+        verify_rng(secret ^ 0x5ec7e7ca11ull) {}
 
   // ---- inputs ----
   const SupervisorJob& job;
@@ -115,6 +116,9 @@ struct EvalContext {
   // the evaluation (integrity.schedule_secret), when knowing it no longer helps a candidate.
   std::uint64_t schedule_secret = 0;
   std::mt19937_64 secret_rng;
+  // Only for which timed calls are verified: a stream of its own, so the schedule depends on the
+  // secret and the call count alone.
+  std::mt19937_64 verify_rng;
 
   // Records how long a stage took, under `name`, in result.stage_ms.
   void stage_done(const std::string& name, EvalClock::time_point start);

@@ -51,6 +51,8 @@ enum class RefreshKind { kFull, kBlock };
 // independently with probability `fraction`, early and late alike, so neither the call count
 // nor the buffers tell a candidate which calls are checked. A third of the rewrites are full.
 std::optional<RefreshKind> draw_verified_call(std::mt19937_64& secret, double fraction);
+// One timed call in eight: about 6 of the first 50 samples, 50 of 400.
+inline constexpr double kVerifiedCallFraction = 0.125;
 const char* refresh_kind_name(RefreshKind kind);
 
 // REWARD_HACK fresh_input_slowdown when the median device time of the calls made right after an

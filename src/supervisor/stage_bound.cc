@@ -49,9 +49,10 @@ std::optional<Finding> verify_batch(EvalContext& ctx, const std::vector<int>& se
     if (auto f = first_failure(*checks)) {
       f->status = PtxbStatus::kRewardHack;
       f->reason = std::string(reason::kBatchOutput);
-      f->detail = fmt::format("call {} of {} of a batch (calls back to back, one reply) left a "
-                              "wrong output: ",
-                              i + 1, sets.size()) +
+      f->detail = fmt::format(
+                      "call {} of {} of a batch (calls back to back, one reply) left a "
+                      "wrong output: ",
+                      i + 1, sets.size()) +
                   f->detail;
       return f;
     }
@@ -146,8 +147,8 @@ std::optional<Finding> calibrate_bound(EvalContext& ctx, RunnerSide& reference,
     overheads.push_back(run.bracket_ms);
   }
   calibration.overhead_ms = median_of(overheads);
-  calibration.calls = std::min(ctx.batch_sets,
-                               batch_calls(calibration.overhead_ms, reference_median_ms, policy));
+  calibration.calls =
+      std::min(ctx.batch_sets, batch_calls(calibration.overhead_ms, reference_median_ms, policy));
   const std::vector<int> sets = batch_set_indices(ctx, calibration.calls);
   for (int i = 0; i < policy.reference_batches; ++i) {
     BatchRun run = run_batch(ctx, reference, sets, false, ctx.reference_reply_checks, limit);

@@ -48,8 +48,12 @@ std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
     return std::nullopt;
   }
   ProfiledCallRecord& record = check.profiled_call.emplace(profiled_call_record(plan));
-  compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan,
-                        ctx.workload.candidate_timing->median_ms, record);
+  // Like for like: ncu's kernel time against the in-process (CUPTI) median of the timed calls,
+  // not the batch bound that may have replaced it (which also holds the gaps between kernels).
+  const WorkloadEval& w = ctx.workload;
+  const double timed_median_ms = w.integrity.batch_bound ? w.integrity.batch_bound->cupti_median_ms
+                                                         : w.candidate_timing->median_ms;
+  compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan, timed_median_ms, record);
   DynamicCheck dynamic = decide_dynamic(*kernels, ctx.compile.artifact.arch);
   check.dynamic = dynamic;
   if (!record.matches) {

@@ -99,8 +99,7 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
     const int set = call_index++ % ctx.num_sets;
     const int trial = secret_poison_trial(ctx);
     std::optional<RefreshKind> verify;
-    if (is_candidate && !warmup)
-      verify = draw_verified_call(ctx.secret_rng, policy.verified_fraction);
+    if (is_candidate && !warmup) verify = draw_verified_call(ctx.verify_rng, kVerifiedCallFraction);
     std::uint64_t input_hash = 0;
     if (verify) {
       auto refreshed = refresh_inputs(ctx, *verify, set, trial);

@@ -32,6 +32,8 @@ std::string testdata(const std::string& path) {
   return text.ok() ? *text : "";
 }
 
+constexpr std::uint64_t kSecret = 20261228;
+
 // A passing comparison of the GEMM's output C, which tests then spoil field by field.
 OutputCheck passing_check(int set, int trial) {
   OutputCheck c;
@@ -295,9 +297,6 @@ class EvaluatorTest : public ::testing::Test {
     timing.min_samples = 6;
     timing.max_samples = 12;
     timing.budget_seconds = 5;
-    // Half the timed calls verified, from a fixed secret: with it, calls 1, 2, 4 and 5 of the
-    // first six are verified (both rewrite kinds), the others are repeats.
-    timing.verified_fraction = 0.5;
     profile_log_ = profile_log(testdata("eval/ncu/wgmma_live.csv"), 1'000'000);
     launcher_.profiled = [this] {
       auto s = std::make_unique<FakeSession>();
@@ -329,7 +328,9 @@ class EvaluatorTest : public ::testing::Test {
   void TearDown() override { remove_tree(artifact_dir_); }
 
   EvalResult run() {
-    Evaluator evaluator(device_, launcher_, tools_, [] { return std::uint64_t{20261202}; });
+    // A fixed secret: with it, timed calls 3 and 4 are verified after a block rewrite and call 5
+    // after a full one; calls 1, 2 and 6 are repeats (one call in eight on average).
+    Evaluator evaluator(device_, launcher_, tools_, [] { return kSecret; });
     return evaluator.run(job_, *task_, compile_);
   }
 
@@ -375,7 +376,7 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   EXPECT_EQ(w.checks.size(), 3u + verified);  // three trials + the verified timed calls
   EXPECT_EQ(static_cast<std::size_t>(device_.regenerations + device_.perturbations), verified);
   EXPECT_TRUE(w.flags.empty());
-  EXPECT_EQ(w.integrity.schedule_secret, 20261202u);
+  EXPECT_EQ(w.integrity.schedule_secret, kSecret);
   // The batch bound ran; the fake batches take no time, so the CUPTI median stands.
   ASSERT_TRUE(w.integrity.batch_bound.has_value());
   EXPECT_EQ(w.integrity.batch_bound->time_used, "cupti");

@@ -73,14 +73,16 @@ Status OutputSnapshot::prepare(const std::vector<Region>& regions, std::uint64_t
 
 Status OutputSnapshot::gather(DeviceBuffer& into, cudaStream_t stream) {
   if (blocks_ == 0) return ok_status();
-  gather_blocks<<<static_cast<unsigned>(blocks_), 256, 0, stream>>>(
-      list_.as<const BlockRef>(), into.as<unsigned char>());
+  gather_blocks<<<static_cast<unsigned>(blocks_), 256, 0, stream>>>(list_.as<const BlockRef>(),
+                                                                    into.as<unsigned char>());
   PTXB_CUDA_CHECK(cudaGetLastError());
   PTXB_CUDA_CHECK(cudaStreamSynchronize(stream));
   return ok_status();
 }
 
-Status OutputSnapshot::take(cudaStream_t stream) { return gather(first_, stream); }
+Status OutputSnapshot::take(cudaStream_t stream) {
+  return gather(first_, stream);
+}
 
 Result<std::int64_t> OutputSnapshot::changed(cudaStream_t stream) {
   PTXB_RETURN_IF_ERROR(gather(second_, stream));
