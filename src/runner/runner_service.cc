@@ -84,7 +84,13 @@ Status RunnerService::initialize_gpu() {
   if (cupti_) PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, stream_, 0, &stream_id_));
   // The NULL stream of a program built without per-thread default streams (the compile stage's
   // flags) is the legacy stream: where synchronous copies and memsets land (attribution.h).
-  if (cupti_) PTXB_CUPTI_CHECK(cuptiGetStreamIdEx(nullptr, nullptr, 0, &legacy_stream_id_));
+  // CUPTI has no id for it before work ran there (cuptiGetStreamIdEx on the NULL stream is
+  // CUPTI_ERROR_INVALID_STREAM on the H200's driver), so one synchronous memset, as harness
+  // work, names it: its record's stream is the legacy stream.
+  void* probe = nullptr;
+  PTXB_CUDA_CHECK(cudaMalloc(&probe, 16));
+  PTXB_CUDA_CHECK(cudaMemset(probe, 0, 16));
+  PTXB_CUDA_CHECK(cudaFree(probe));
   PTXB_RETURN_IF_ERROR(l2_flush_.allocate(static_cast<std::uint64_t>(properties.l2CacheSize)));
   hello_.l2_flush_bytes = static_cast<std::int64_t>(l2_flush_.bytes());
   // One flush now, so whatever the driver loads for a memset is loaded as the runner's.
@@ -97,7 +103,12 @@ Status RunnerService::initialize_gpu() {
   PTXB_CUDA_CHECK(cudaDeviceSynchronize());
   if (cupti_) {
     PTXB_RETURN_IF_ERROR(ActivityCollector::instance().flush());
-    (void)ActivityCollector::instance().take_records();  // set-up records: all the runner's
+    // Set-up records: all the runner's; only the probe memset's stream is kept.
+    for (const ActivityRecord& record : ActivityCollector::instance().take_records())
+      if (record.kind == "memset" && !record.async && record.stream_id != stream_id_)
+        legacy_stream_id_ = record.stream_id;
+    if (!legacy_stream_id_)
+      return make_error("cupti", "no activity record for the legacy-stream probe memset");
   }
   if (nvml_.open(hello_.pci_bus_id)) hello_.sm_clock_mhz = nvml_.sm_clock_mhz();
   // Orphans of a candidate's double-forked processes become our children, where the leftover

@@ -68,7 +68,7 @@ class RunnerService {
   BoundSets sets_;
   std::uint64_t call_count_ = 0;
   HelloReply hello_;
-  std::uint32_t legacy_stream_id_ = 0;  // CUPTI's id of the legacy default stream
+  std::optional<std::uint32_t> legacy_stream_id_;  // CUPTI's id of the legacy default stream
   ThreadCensus thread_census_;          // sealed at the end of initialize_gpu
 };
 
