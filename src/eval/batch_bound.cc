@@ -23,10 +23,17 @@ bool write_phase_void(double phase_ms, double calibration_ms, const BatchBoundPo
   return phase_ms > policy.void_factor * calibration_ms + policy.void_slack_ms;
 }
 
-BoundJudgement judge_against_bound(double cupti_ms, double u_ms, const BatchBoundPolicy& policy) {
-  if (u_ms <= 0) return BoundJudgement::kCupti;
-  if (cupti_ms < policy.hack_fraction * u_ms) return BoundJudgement::kForged;
-  if (cupti_ms < (1.0 - policy.margin) * u_ms) return BoundJudgement::kBound;
+double scaled_bound_ms(double u_ms, std::optional<double> reference_u_ms,
+                       std::optional<double> reference_cupti_ms) {
+  if (!reference_u_ms || !reference_cupti_ms || *reference_u_ms <= 0) return u_ms;
+  return u_ms * std::min(1.0, *reference_cupti_ms / *reference_u_ms);
+}
+
+BoundJudgement judge_against_bound(double cupti_ms, double bound_ms,
+                                   const BatchBoundPolicy& policy) {
+  if (bound_ms <= 0) return BoundJudgement::kCupti;
+  if (cupti_ms < policy.hack_fraction * bound_ms) return BoundJudgement::kForged;
+  if (cupti_ms < (1.0 - policy.margin) * bound_ms) return BoundJudgement::kBound;
   return BoundJudgement::kCupti;
 }
 
@@ -38,6 +45,7 @@ Json BatchBoundRecord::to_json() const {
          {"u_ms_samples", u_ms_samples},
          {"void_batches", void_batches},
          {"u_ms", u_ms},
+         {"bound_ms", bound_ms},
          {"cupti_median_ms", cupti_median_ms},
          {"time_used", time_used},
          {"cost_ms", cost_ms}};
@@ -53,7 +61,8 @@ Result<BatchBoundRecord> BatchBoundRecord::from_json(const Json& json) {
   r.required("calls", v.calls).required("overhead_ms", v.overhead_ms).required("margin", v.margin);
   r.required("write_calibration_ms", v.write_calibration_ms);
   r.required("u_ms_samples", v.u_ms_samples).required("void_batches", v.void_batches);
-  r.required("u_ms", v.u_ms).required("cupti_median_ms", v.cupti_median_ms);
+  r.required("u_ms", v.u_ms).required("bound_ms", v.bound_ms);
+  r.required("cupti_median_ms", v.cupti_median_ms);
   r.required("time_used", v.time_used).optional("cost_ms", v.cost_ms);
   r.optional("reference_u_ms", v.reference_u_ms);
   r.optional("reference_cupti_median_ms", v.reference_cupti_median_ms);

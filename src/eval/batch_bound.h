@@ -47,10 +47,20 @@ double bound_per_call_ms(double bracket_ms, double overhead_ms, int calls);
 // True when a write phase is clearly slower than its calibration.
 bool write_phase_void(double phase_ms, double calibration_ms, const BatchBoundPolicy& policy);
 
+// The bound in CUPTI terms: U × min(1, r), r = the reference's CUPTI median / its own U, both
+// measured in this evaluation with no candidate code running. On the H200 r is below 1 (0.94
+// for the GEMM library): back-to-back calls run at the sustained clock and carry the launch
+// gaps, while the CUPTI samples are spaced and count kernel time only. Without the scaling an
+// honest kernel would sit at r·U and lose its own time; with it, a forged time gains at most m.
+// r is capped at 1, so the bound is never looser than U itself. No reference U: U.
+double scaled_bound_ms(double u_ms, std::optional<double> reference_u_ms,
+                       std::optional<double> reference_cupti_ms);
+
 enum class BoundJudgement { kCupti, kBound, kForged };
-// kCupti: the CUPTI median stands; kBound: it is below (1 - m)·U, U is used; kForged: it is
-// below hack_fraction·U. U = 0 (nothing measured) always gives kCupti.
-BoundJudgement judge_against_bound(double cupti_ms, double u_ms, const BatchBoundPolicy& policy);
+// Against the scaled bound B: kCupti: the CUPTI median stands; kBound: it is below (1 - m)·B,
+// B is used; kForged: it is below hack_fraction·B. B = 0 (nothing measured) gives kCupti.
+BoundJudgement judge_against_bound(double cupti_ms, double bound_ms,
+                                   const BatchBoundPolicy& policy);
 
 // What the trace records (workloads[].integrity.batch_bound).
 struct BatchBoundRecord {
@@ -63,6 +73,7 @@ struct BatchBoundRecord {
   std::vector<double> u_ms_samples;  // the candidate's valid batches
   int void_batches = 0;
   double u_ms = 0;             // the candidate's U: the minimum of the valid batches
+  double bound_ms = 0;         // U scaled by the reference's CUPTI/U ratio (scaled_bound_ms)
   double cupti_median_ms = 0;  // the candidate's CUPTI median, before any replacement
   std::string time_used;       // "cupti" | "bound"
   double cost_ms = 0;          // wall time of the candidate's batches

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <utility>
 
 #include "core/version.h"
 #include "cuda/cuda_check.h"
@@ -319,6 +320,7 @@ int RunnerService::serve() {
       log_line("cannot reply: " + written.error().message);
       return kRunnerExitChannelClosed;
     }
+    if (after_reply_) std::exchange(after_reply_, nullptr)();
     if (type == kMsgShutdown) return kRunnerExitOk;
     // A request body that does not parse is as malformed as a bad frame: answered (so the
     // supervisor sees why), then the runner stops rather than guess.

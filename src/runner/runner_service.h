@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -59,6 +60,8 @@ class RunnerService {
 
   int channel_fd_;
   bool cupti_ = true;
+  // Harness work a handler leaves for after its reply is written (runner_batch.cc).
+  std::function<void()> after_reply_;
   bool gpu_ready_ = false;
   cudaStream_t stream_ = nullptr;
   std::uint32_t stream_id_ = 0;  // CUPTI's id of stream_ (cuptiGetStreamIdEx)
@@ -69,7 +72,7 @@ class RunnerService {
   std::uint64_t call_count_ = 0;
   HelloReply hello_;
   std::optional<std::uint32_t> legacy_stream_id_;  // CUPTI's id of the legacy default stream
-  ThreadCensus thread_census_;          // sealed at the end of initialize_gpu
+  ThreadCensus thread_census_;                     // sealed at the end of initialize_gpu
 };
 
 }  // namespace ptxb

@@ -67,8 +67,12 @@ std::optional<Finding> reply_findings(const CallReply& reply, const ReplyCheckOp
                    fmt::format("thread(s) {} started by the candidate still running after run "
                                "returned (join every thread before returning)",
                                describe_tasks(reply.leftover_threads)));
-  if (!reply.foreign_stream.empty()) {
-    const auto& r = reply.foreign_stream.front();
+  auto counted = std::find_if(reply.foreign_stream.begin(), reply.foreign_stream.end(),
+                              [&](const ActivityRecord& r) {
+                                return r.kind == "kernel" || options.check_copies_off_stream;
+                              });
+  if (counted != reply.foreign_stream.end()) {
+    const auto& r = *counted;
     // Kernels by name; copies and memsets by how they were issued (the one tolerated form,
     // a synchronous copy on the legacy stream, never gets here).
     const std::string what =

@@ -187,19 +187,23 @@ StageOutcome stage_bound(EvalContext& ctx) {
   WorkloadEval& w = ctx.workload;
   record.cupti_median_ms = w.candidate_timing->median_ms;
   record.cost_ms = ms_since(start);
-  const BoundJudgement judged = judge_against_bound(record.cupti_median_ms, record.u_ms, policy);
+  record.bound_ms =
+      scaled_bound_ms(record.u_ms, record.reference_u_ms, record.reference_cupti_median_ms);
+  const BoundJudgement judged =
+      judge_against_bound(record.cupti_median_ms, record.bound_ms, policy);
   record.time_used = judged == BoundJudgement::kBound ? "bound" : "cupti";
   w.integrity.batch_bound = record;
   ctx.stage_done("batch_bound", start);
   if (judged == BoundJudgement::kForged)
     return ctx.fail_candidate(Finding{
         PtxbStatus::kRewardHack, std::string(reason::kBelowBatchBound),
-        fmt::format("the in-process median {:.4f} ms is below half of {:.4f} ms, the per-call "
-                    "time the supervisor measured around {} verified calls back to back: the "
-                    "reported times are not the real ones",
-                    record.cupti_median_ms, record.u_ms, record.calls)});
-  // The time used from here on (speedup, floor): U where the CUPTI median is below (1 - m)·U.
-  if (judged == BoundJudgement::kBound) w.candidate_timing->median_ms = record.u_ms;
+        fmt::format("the in-process median {:.4f} ms is below half of {:.4f} ms, the bound from "
+                    "the per-call time {:.4f} ms the supervisor measured around {} verified "
+                    "calls back to back: the reported times are not the real ones",
+                    record.cupti_median_ms, record.bound_ms, record.u_ms, record.calls)});
+  // The time used from here on (speedup, floor): the bound where the CUPTI median is below
+  // (1 - m) of it.
+  if (judged == BoundJudgement::kBound) w.candidate_timing->median_ms = record.bound_ms;
   return StageOutcome::kContinue;
 }
 

@@ -79,6 +79,8 @@ StageOutcome stage_setup(EvalContext& ctx) {
   ctx.reply_checks.cubin_functions = cubin_functions(ctx.compile);
   ctx.reference_reply_checks.check_modules = false;
   ctx.reference_reply_checks.check_leftovers = false;
+  ctx.reference_reply_checks.check_copies_off_stream = false;
+  ctx.reply_checks.check_copies_off_stream = !ctx.options.reference_as_candidate;
   return StageOutcome::kContinue;
 }
 

@@ -38,6 +38,16 @@ TEST(BatchBound, CuptiBelowTheMarginUsesTheBoundAndBelowHalfIsForged) {
   EXPECT_EQ(judge_against_bound(0.01, 0.0, policy), BoundJudgement::kCupti);  // nothing measured
 }
 
+TEST(BatchBound, TheBoundIsScaledByTheReferencesOwnRatioNeverLoosened) {
+  // H200 GEMM (2026-12-02): the library's CUPTI median 0.739 ms, its U 0.788 ms.
+  EXPECT_NEAR(scaled_bound_ms(0.806, 0.788, 0.739), 0.806 * 0.739 / 0.788, 1e-12);
+  EXPECT_DOUBLE_EQ(scaled_bound_ms(0.806, 0.700, 0.739), 0.806);  // r > 1: capped at U
+  EXPECT_DOUBLE_EQ(scaled_bound_ms(0.806, std::nullopt, std::nullopt), 0.806);
+  // The expert kernel's CUPTI 0.741 ms stands against that bound (0.756 ms, m = 5 %).
+  EXPECT_EQ(judge_against_bound(0.741, scaled_bound_ms(0.806, 0.788, 0.739), BatchBoundPolicy{}),
+            BoundJudgement::kCupti);
+}
+
 TEST(BatchBound, RecordRoundTrips) {
   BatchBoundRecord r;
   r.calls = 14;
@@ -48,6 +58,7 @@ TEST(BatchBound, RecordRoundTrips) {
   r.write_calibration_ms = 9.5;
   r.u_ms_samples = {0.8, 0.79, 0.81};
   r.u_ms = 0.79;
+  r.bound_ms = 0.78;
   r.cupti_median_ms = 0.5;
   r.time_used = "bound";
   r.cost_ms = 40;
