@@ -9,7 +9,9 @@ namespace ptxb {
 
 int batch_calls(double overhead_ms, double call_ms, const BatchBoundPolicy& policy) {
   if (call_ms <= 0) return policy.max_calls;
-  const double wanted = std::ceil(std::max(0.0, overhead_ms) / (policy.overhead_target * call_ms));
+  const double wanted =
+      std::min(std::ceil(std::max(0.0, overhead_ms) / (policy.overhead_target * call_ms)),
+               std::ceil(policy.max_batch_ms / call_ms));
   return static_cast<int>(std::clamp(wanted, static_cast<double>(policy.min_calls),
                                      static_cast<double>(policy.max_calls)));
 }

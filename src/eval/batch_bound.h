@@ -30,9 +30,12 @@ struct BatchBoundPolicy {
   double overhead_target = 0.01;
   int min_calls = 2;
   int max_calls = 32;
+  // And at most this long (K · t): a longer batch drifts further from the sampled calls' clocks
+  // and costs more verification (attention backward: 0.2 s per output set on a near-miss).
+  double max_batch_ms = 30.0;
   int overhead_samples = 5;   // empty batches for O (median)
   int reference_batches = 2;  // U of the reference (minimum)
-  int candidate_batches = 3;  // U of the candidate (minimum of the valid ones)
+  int candidate_batches = 2;  // U of the candidate (minimum of the valid ones)
   int max_void_batches = 3;   // then REWARD_HACK batch_void
   double void_factor = 2.0;   // a write phase above factor × calibration + slack is void
   double void_slack_ms = 5.0;
@@ -40,7 +43,8 @@ struct BatchBoundPolicy {
   double overhead_estimate_ms = 0.25;
 };
 
-// The calls per batch for an overhead O and a per-call time t (both ms).
+// The calls per batch for an overhead O and a per-call time t (both ms): O / (K·t) ≤ the target,
+// K·t ≤ max_batch_ms, within [min_calls, max_calls].
 int batch_calls(double overhead_ms, double call_ms, const BatchBoundPolicy& policy);
 // U from one bracket: (bracket - O) / K, never negative.
 double bound_per_call_ms(double bracket_ms, double overhead_ms, int calls);
