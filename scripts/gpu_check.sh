@@ -12,7 +12,8 @@
 #              ("task:rung:seed ...", default: every solutions/<task>/rung*.cu and the causal
 #              variants of the attention rungs, seed 11)
 #   replay     `ptxbench run --model replay` of the paper-h100 suite (2 turns)
-#   bench      the evaluator and solutions benchmarks (bench/run_gpu_benchmarks.sh)
+#   bench      the evaluator and solutions benchmarks (bench/run_gpu_benchmarks.sh;
+#              PTXB_BENCHMARKS="eval" or "solutions" runs one of them)
 #   samples    real ncu / compute-sanitizer output for the parsers' golden files
 #              (testdata/eval/ncu, testdata/eval/sanitizer): $SAMPLE_VARIANTS of
 #              testdata/eval/gemm_variants.cu (default: 0)
