@@ -65,7 +65,7 @@ ProfiledCallRecord profiled_call_record(const ProfilePlan& plan) {
 
 void compare_profiled_call(const std::vector<NcuLaunch>& profiled, const TimedKernels& timed,
                            const ProfilePlan& plan, double timed_median_ms,
-                           ProfiledCallRecord& record) {
+                           ProfiledCallRecord& record, bool compare_shapes) {
   double gpu_time_ns = 0;
   for (const NcuLaunch& launch : profiled) gpu_time_ns += launch.gpu_time_ns;
   record.gpu_time_ms = gpu_time_ns * 1e-6;
@@ -81,7 +81,7 @@ void compare_profiled_call(const std::vector<NcuLaunch>& profiled, const TimedKe
         profiled.size(), plan.kernels_per_call);
     return;
   }
-  record.mismatch = shape_mismatch(profiled_shapes(profiled), timed);
+  if (compare_shapes) record.mismatch = shape_mismatch(profiled_shapes(profiled), timed);
   if (!record.mismatch.empty()) return;
   if (record.ratio < kProfileBandLow || record.ratio > kProfileBandHigh) {
     record.mismatch = fmt::format(

@@ -53,7 +53,8 @@ std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
   const WorkloadEval& w = ctx.workload;
   const double timed_median_ms = w.integrity.batch_bound ? w.integrity.batch_bound->cupti_median_ms
                                                          : w.candidate_timing->median_ms;
-  compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan, timed_median_ms, record);
+  compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan, timed_median_ms, record,
+                        /*compare_shapes=*/!ctx.library_as_candidate);
   DynamicCheck dynamic = decide_dynamic(*kernels, ctx.compile.artifact.arch);
   check.dynamic = dynamic;
   if (!record.matches) {
