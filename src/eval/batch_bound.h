@@ -32,7 +32,7 @@ struct BatchBoundPolicy {
   int max_calls = 32;
   // And at most this long (K · t): a longer batch drifts further from the sampled calls' clocks
   // and costs more verification (attention backward: 0.2 s per output set on a near-miss).
-  double max_batch_ms = 30.0;
+  double max_batch_ms = 15.0;
   int overhead_samples = 5;   // empty batches for O (median)
   int reference_batches = 2;  // U of the reference (minimum)
   int candidate_batches = 2;  // U of the candidate (minimum of the valid ones)
