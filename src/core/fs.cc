@@ -52,6 +52,18 @@ Result<std::string> read_proc_file(const std::string& path, std::size_t max_byte
   return contents;
 }
 
+Status write_kernel_file(const std::string& path, const std::string& text,
+                         const std::string& code) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(code, "open {}: {}", path, std::strerror(errno));
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const int saved = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size()))
+    return make_error(code, "write {}: {}", path, std::strerror(saved));
+  return ok_status();
+}
+
 Status write_file_atomic(const std::string& path, const std::string& contents) {
   const stdfs::path target(path);
   std::error_code ec;

@@ -16,6 +16,11 @@ Result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 // Reads a file whose size stat(2) does not know (/proc, /sys) until EOF, at most `max_bytes`.
 Result<std::string> read_proc_file(const std::string& path, std::size_t max_bytes = 1u << 16);
 
+// Writes `text` to a kernel file (/proc, cgroupfs) in one write(2): such files take one value per
+// write and report a refusal there. Errors carry `code` and the errno text.
+Status write_kernel_file(const std::string& path, const std::string& text,
+                         const std::string& code = "io");
+
 // Writes `contents` to `path` atomically: a temporary file in the same directory, fsync'd, then
 // rename(2). Readers never see a half-written file, and concurrent writers of identical content
 // are safe.

@@ -1,5 +1,7 @@
 #include "sandbox/process_cgroup.h"
 
+#include "core/fs.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -46,15 +48,9 @@ class RealCgroupFs final : public CgroupFs {
   }
   // One write(2) per value: cgroup files take one value per write and report a refusal there.
   Status write(const std::string& path, const std::string& text) override {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return errno_error("open " + path);
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    const int saved = errno;
-    ::close(fd);
-    errno = saved;
-    if (n != static_cast<ssize_t>(text.size())) return errno_error("write " + path);
-    return ok_status();
+    return write_kernel_file(path, text, "cgroup");
   }
+
   void pause(std::chrono::milliseconds duration) override { std::this_thread::sleep_for(duration); }
   Status kill_process(std::int64_t pid) override {
     if (::kill(static_cast<pid_t>(pid), SIGKILL) != 0 && errno != ESRCH)

@@ -54,17 +54,6 @@ Error errno_error(const std::string& step) {
     if ((call) != 0) return errno_error(step); \
   } while (0)
 
-Status write_proc(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno_error("open " + path);
-  const ssize_t n = ::write(fd, text.data(), text.size());
-  const int saved = errno;
-  ::close(fd);
-  errno = saved;
-  if (n != static_cast<ssize_t>(text.size())) return errno_error("write " + path);
-  return ok_status();
-}
-
 Status set_read_only(const char* path, bool recursive, bool read_only) {
   MountAttr attr{};
   (read_only ? attr.attr_set : attr.attr_clr) = kMountAttrReadOnly;
@@ -325,11 +314,11 @@ Status enter(const SandboxPolicy& policy, const std::string& program, SeccompFil
                                    root ? "mount, network, IPC" : "user, mount, network, IPC"));
   if (!root) {
     // Only ourselves, mapped to ourselves: an unprivileged uid inside and out.
-    PTXB_RETURN_IF_ERROR(write_proc("/proc/self/setgroups", "deny"));
-    PTXB_RETURN_IF_ERROR(
-        write_proc("/proc/self/uid_map", fmt::format("{} {} 1", outer_uid, outer_uid)));
-    PTXB_RETURN_IF_ERROR(
-        write_proc("/proc/self/gid_map", fmt::format("{} {} 1", outer_gid, outer_gid)));
+    PTXB_RETURN_IF_ERROR(write_kernel_file("/proc/self/setgroups", "deny", "sandbox"));
+    PTXB_RETURN_IF_ERROR(write_kernel_file(
+        "/proc/self/uid_map", fmt::format("{} {} 1", outer_uid, outer_uid), "sandbox"));
+    PTXB_RETURN_IF_ERROR(write_kernel_file(
+        "/proc/self/gid_map", fmt::format("{} {} 1", outer_gid, outer_gid), "sandbox"));
   }
   const uid_t uid = root ? policy.uid : outer_uid;
   const gid_t gid = root ? policy.gid : outer_gid;
