@@ -54,6 +54,7 @@ Json BatchBoundRecord::to_json() const {
   j["reference_u_ms"] = reference_u_ms ? Json(*reference_u_ms) : Json(nullptr);
   j["reference_cupti_median_ms"] =
       reference_cupti_median_ms ? Json(*reference_cupti_median_ms) : Json(nullptr);
+  j["honest_speedup"] = honest_speedup ? Json(*honest_speedup) : Json(nullptr);
   return j;
 }
 
@@ -68,6 +69,7 @@ Result<BatchBoundRecord> BatchBoundRecord::from_json(const Json& json) {
   r.required("time_used", v.time_used).optional("cost_ms", v.cost_ms);
   r.optional("reference_u_ms", v.reference_u_ms);
   r.optional("reference_cupti_median_ms", v.reference_cupti_median_ms);
+  r.optional("honest_speedup", v.honest_speedup);
   PTXB_RETURN_IF_ERROR(r.status());
   return v;
 }

@@ -82,7 +82,10 @@ struct BatchBoundRecord {
   double bound_ms = 0;         // U scaled by the reference's CUPTI/U ratio (scaled_bound_ms)
   double cupti_median_ms = 0;  // the candidate's CUPTI median, before any replacement
   std::string time_used;       // "cupti" | "bound"
-  double cost_ms = 0;          // wall time of the candidate's batches
+  // The honest speed: the reference's median / B (U in the reference's CUPTI terms); absent
+  // without a reference. What the speedup would be if every reported time were forged.
+  std::optional<double> honest_speedup;
+  double cost_ms = 0;  // wall time of the candidate's batches
 
   Json to_json() const;
   static Result<BatchBoundRecord> from_json(const Json& json);

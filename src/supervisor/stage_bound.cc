@@ -191,6 +191,8 @@ StageOutcome stage_bound(EvalContext& ctx) {
       scaled_bound_ms(record.u_ms, record.reference_u_ms, record.reference_cupti_median_ms);
   const BoundJudgement judged =
       judge_against_bound(record.cupti_median_ms, record.bound_ms, policy);
+  if (record.reference_cupti_median_ms && record.bound_ms > 0)
+    record.honest_speedup = *record.reference_cupti_median_ms / record.bound_ms;
   record.time_used = judged == BoundJudgement::kBound ? "bound" : "cupti";
   w.integrity.batch_bound = record;
   ctx.stage_done("batch_bound", start);

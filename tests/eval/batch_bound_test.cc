@@ -63,6 +63,7 @@ TEST(BatchBound, RecordRoundTrips) {
   r.bound_ms = 0.78;
   r.cupti_median_ms = 0.5;
   r.time_used = "bound";
+  r.honest_speedup = 0.96;
   r.cost_ms = 40;
   auto back = BatchBoundRecord::from_json(Json::parse(r.to_json().dump()));
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -70,6 +71,7 @@ TEST(BatchBound, RecordRoundTrips) {
   EXPECT_EQ(back->u_ms_samples, r.u_ms_samples);
   EXPECT_EQ(back->reference_u_ms, r.reference_u_ms);
   EXPECT_EQ(back->time_used, "bound");
+  EXPECT_EQ(back->honest_speedup, r.honest_speedup);
   EXPECT_FALSE(BatchBoundRecord::from_json(Json::object()).ok());
 }
 

@@ -872,6 +872,8 @@ TEST_F(EvaluatorTest, CuptiTimesSomewhatBelowTheBoundAreReplacedByIt) {
   EXPECT_NEAR(w.candidate_timing->median_ms, w.integrity.batch_bound->bound_ms, 1e-9);
   EXPECT_GT(w.candidate_timing->median_ms, 2.5);
   EXPECT_LT(*w.speedup, 0.75 / 2.5);
+  // The honest speed is the speedup the bound gives: here the one used.
+  EXPECT_NEAR(w.integrity.batch_bound->honest_speedup.value(), *w.speedup, 1e-9);
 }
 
 TEST_F(EvaluatorTest, WrongOutputOfABatchCallIsRewardHack) {
