@@ -317,6 +317,7 @@ Json WorkloadEval::to_json() const {
   j["candidate_timing"] = candidate_timing ? candidate_timing->to_json() : Json(nullptr);
   j["reference_timing"] = reference_timing ? reference_timing->to_json() : Json(nullptr);
   j["speedup"] = speedup ? Json(*speedup) : Json(nullptr);
+  if (speedup_interval) j["speedup_interval"] = speedup_interval->to_json();
   j["physical_floor_ms"] = physical_floor_ms;
   j["reference"] = reference.to_json();
   j["runner"] = runner.to_json();
@@ -343,6 +344,7 @@ Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   r.optional("candidate_timing", w.candidate_timing);
   r.optional("reference_timing", w.reference_timing);
   r.optional("speedup", w.speedup);
+  r.optional("speedup_interval", w.speedup_interval);
   r.required("physical_floor_ms", w.physical_floor_ms);
   r.required("reference", w.reference).required("runner", w.runner);
   r.required("integrity", w.integrity).required("flags", w.flags);

@@ -20,6 +20,7 @@
 #include "core/result.h"
 #include "eval/batch_bound.h"
 #include "eval/device_facts.h"
+#include "eval/speedup_interval.h"
 #include "eval/timing_stats.h"
 #include "trace/trace.h"
 
@@ -188,7 +189,8 @@ struct WorkloadEval {
   std::vector<Finding> findings;
   std::optional<TimingStats> candidate_timing;
   std::optional<TimingStats> reference_timing;
-  std::optional<double> speedup;  // reference median / candidate median
+  std::optional<double> speedup;                    // reference median / candidate median
+  std::optional<SpeedupInterval> speedup_interval;  // 95 % bootstrap (speedup_interval.h)
   double physical_floor_ms = 0;
   ReferenceRecord reference;  // backend description, when and how it was timed
   RunnerRecord runner;        // exit, logs (the model sees them as logs), GPU state

@@ -8,6 +8,12 @@
 namespace ptxb {
 namespace {
 
+// " (95 % interval 0.981-0.992)", or nothing.
+std::string interval_text(const std::optional<SpeedupInterval>& interval) {
+  if (!interval) return "";
+  return fmt::format(" (95 % interval {:.3f}-{:.3f})", interval->low, interval->high);
+}
+
 std::string cap(const std::string& text, std::size_t limit) {
   if (text.size() <= limit) return text;
   return text.substr(0, limit) + fmt::format("\n[... {} more bytes cut]", text.size() - limit);
@@ -97,8 +103,9 @@ std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
                          w.candidate_timing->median_ms, w.candidate_timing->min_ms,
                          w.candidate_timing->iqr_ms, w.candidate_timing->samples);
       if (w.reference_timing)
-        out += fmt::format("reference: median {:.4f} ms; speedup {:.3f}x\n",
-                           w.reference_timing->median_ms, w.speedup.value_or(0.0));
+        out += fmt::format("reference: median {:.4f} ms; speedup {:.3f}x{}\n",
+                           w.reference_timing->median_ms, w.speedup.value_or(0.0),
+                           interval_text(w.speedup_interval));
     }
     const std::string log = w.runner.log.value_or("");
     if (!log.empty() && w.status != PtxbStatus::kPassed)
@@ -124,7 +131,8 @@ std::string render_summary(const EvalResult& r) {
     if (w.candidate_timing && w.status == PtxbStatus::kPassed)
       out += fmt::format(" {:.4f} ms", w.candidate_timing->median_ms);
     if (w.reference_timing) out += fmt::format("  ref {:.4f} ms", w.reference_timing->median_ms);
-    if (w.speedup) out += fmt::format("  speedup {:.3f}x", *w.speedup);
+    if (w.speedup)
+      out += fmt::format("  speedup {:.3f}x{}", *w.speedup, interval_text(w.speedup_interval));
     out += "\n";
   }
   if (r.options.unsafe_no_sandbox) out += "  sandbox: OFF (--unsafe-no-sandbox)\n";

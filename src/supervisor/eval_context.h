@@ -45,6 +45,7 @@ struct SideTiming {
   std::vector<double> repeat_ns;  // device times of the other timed calls
   std::vector<RefreshRecord> refreshes;
   TimedKernels kernels;  // what the timed samples launched (the profile stage's comparison)
+  std::vector<double> samples_ns;  // every timed sample's device time (the speedup's interval)
 };
 
 struct EvalContext {
@@ -108,6 +109,7 @@ struct EvalContext {
   std::chrono::milliseconds call_limit{0};
   RunnerSide candidate;
   SideTiming candidate_timing;  // its samples; fresh_ns grows with re-validation's trials
+  std::vector<double> reference_samples_ns;  // the reference's timed samples
   // The batch bound: its policy and what the reference runner calibrated (stage_bound.cc).
   BatchBoundPolicy bound_policy;
   std::optional<BatchBoundRecord> bound_calibration;

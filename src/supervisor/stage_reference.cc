@@ -34,6 +34,7 @@ StageOutcome stage_reference(EvalContext& ctx) {
   (void)reference.session->shutdown(milliseconds(10000));
   WorkloadEval& w = ctx.workload;
   w.reference_timing = timing.stats;
+  ctx.reference_samples_ns = timing.samples_ns;
   w.reference.measured_at = iso_utc_now();
   w.reference.method =
       "CUPTI activity window of each call in a ptxbench-runner process, L2 flushed before "

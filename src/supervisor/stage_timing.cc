@@ -5,6 +5,7 @@
 
 #include "core/strings.h"
 #include "eval/integrity_reasons.h"
+#include "eval/speedup_interval.h"
 #include "supervisor/eval_stages.h"
 
 namespace ptxb {
@@ -151,6 +152,7 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
     if (!verify) out.repeat_ns.push_back(static_cast<double>(reply->device_ns));
   }
   out.stats = samples.summarize(policy);
+  out.samples_ns = samples.device_ns;
   return out;
 }
 
@@ -242,8 +244,15 @@ StageOutcome stage_integrity(EvalContext& ctx) {
                     "(tensor-core peak and HBM bandwidth): the work cannot have been done",
                     w.candidate_timing->median_ms, w.physical_floor_ms)});
   }
-  if (w.reference_timing && w.candidate_timing->median_ms > 0)
+  if (w.reference_timing && w.candidate_timing->median_ms > 0) {
     w.speedup = w.reference_timing->median_ms / w.candidate_timing->median_ms;
+    // Over the CUPTI samples; none where the bound replaced the candidate's time.
+    const bool cupti_time =
+        !w.integrity.batch_bound || w.integrity.batch_bound->time_used != "bound";
+    if (cupti_time)
+      w.speedup_interval =
+          bootstrap_speedup(ctx.reference_samples_ns, ctx.candidate_timing.samples_ns);
+  }
   const std::string passed_message =
       w.speedup
           ? fmt::format("correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x",

@@ -381,6 +381,11 @@ TEST_F(EvaluatorTest, CorrectCandidatePassesWithSpeedupAndDynamicPresent) {
   ASSERT_TRUE(w.integrity.batch_bound.has_value());
   EXPECT_EQ(w.integrity.batch_bound->time_used, "cupti");
   EXPECT_EQ(w.integrity.batch_bound->u_ms_samples.size(), 2u);
+  // Constant fake times on both sides: the bootstrap interval is the speedup itself.
+  ASSERT_TRUE(w.speedup_interval.has_value());
+  EXPECT_NEAR(w.speedup_interval->low, 0.75, 1e-9);
+  EXPECT_NEAR(w.speedup_interval->high, 0.75, 1e-9);
+  EXPECT_NE(render_feedback(r).find("(95 % interval 0.750-0.750)"), std::string::npos);
   ASSERT_TRUE(w.integrity.fresh_input.has_value());
   EXPECT_NEAR(w.integrity.fresh_input->median_ms.value(), 1.0, 1e-9);
   EXPECT_EQ(r.target_instructions.verdict, kInstDynamicPresent);

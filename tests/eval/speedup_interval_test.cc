@@ -1,0 +1,60 @@
+#include "eval/speedup_interval.h"
+
+#include <gtest/gtest.h>
+
+namespace ptxb {
+namespace {
+
+TEST(SpeedupInterval, ConstantSamplesGiveAPointInterval) {
+  auto interval = bootstrap_speedup({2e6, 2e6, 2e6}, {1e6, 1e6, 1e6});
+  ASSERT_TRUE(interval.has_value());
+  EXPECT_DOUBLE_EQ(interval->low, 2.0);
+  EXPECT_DOUBLE_EQ(interval->high, 2.0);
+  EXPECT_EQ(interval->resamples, kBootstrapResamples);
+  EXPECT_EQ(interval->seed, kBootstrapSeed);
+}
+
+// By hand: the reference is always 2; a resample of the candidate's {1, 2} is {1,1} (median 1,
+// probability 1/4), {1,2} or {2,1} (median 1.5, 1/2) or {2,2} (median 2, 1/4). The speedup is
+// 2, 4/3 or 1 with those probabilities: the 2.5th percentile is 1 and the 97.5th is 2, and
+// about half of the resamples give 4/3.
+TEST(SpeedupInterval, TwoSampleCaseMatchesTheHandComputedPercentiles) {
+  auto interval = bootstrap_speedup({2.0}, {1.0, 2.0});
+  ASSERT_TRUE(interval.has_value());
+  EXPECT_DOUBLE_EQ(interval->low, 1.0);
+  EXPECT_DOUBLE_EQ(interval->high, 2.0);
+}
+
+TEST(SpeedupInterval, FixedSeedGivesTheSameIntervalAndContainsTheSpeedup) {
+  std::vector<double> reference, candidate;
+  for (int i = 0; i < 50; ++i) {
+    reference.push_back(1000.0 + (i * 37 % 11));
+    candidate.push_back(800.0 + (i * 53 % 17));
+  }
+  auto a = bootstrap_speedup(reference, candidate);
+  auto b = bootstrap_speedup(reference, candidate);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->low, b->low);
+  EXPECT_EQ(a->high, b->high);
+  EXPECT_LT(a->low, a->high);
+  EXPECT_LT(a->low, 1005.0 / 808.0);
+  EXPECT_GT(a->high, 1005.0 / 808.0);
+}
+
+TEST(SpeedupInterval, NoSamplesNoInterval) {
+  EXPECT_FALSE(bootstrap_speedup({}, {1.0}).has_value());
+  EXPECT_FALSE(bootstrap_speedup({1.0}, {}).has_value());
+  EXPECT_FALSE(bootstrap_speedup({1.0}, {0.0}).has_value());
+}
+
+TEST(SpeedupInterval, RoundTrips) {
+  SpeedupInterval v{0.97, 1.01, 0.95, 2000, 42};
+  auto back = SpeedupInterval::from_json(Json::parse(v.to_json().dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->low, 0.97);
+  EXPECT_EQ(back->seed, 42u);
+  EXPECT_FALSE(SpeedupInterval::from_json(Json::object()).ok());
+}
+
+}  // namespace
+}  // namespace ptxb
