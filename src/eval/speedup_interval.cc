@@ -43,8 +43,8 @@ std::optional<SpeedupInterval> bootstrap_speedup(const std::vector<double>& refe
 }
 
 Json SpeedupInterval::to_json() const {
-  return Json{{"low", low}, {"high", high}, {"level", level}, {"resamples", resamples},
-              {"seed", seed}};
+  return Json{
+      {"low", low}, {"high", high}, {"level", level}, {"resamples", resamples}, {"seed", seed}};
 }
 
 Result<SpeedupInterval> SpeedupInterval::from_json(const Json& json) {
