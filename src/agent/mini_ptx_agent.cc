@@ -250,7 +250,14 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
       record.kernel_present = true;
       record.status = result->status;
       record.reason = result->reason;
-      if (!result->workloads.empty()) record.speedup = result->workloads.front().speedup;
+      if (!result->workloads.empty()) {
+        const WorkloadEval& w = result->workloads.front();
+        record.speedup = w.speedup;
+        if (w.speedup_interval) {
+          record.speedup_low = w.speedup_interval->low;
+          record.speedup_high = w.speedup_interval->high;
+        }
+      }
       record.target_instructions = result->target_instructions.verdict;
       feedback = render_feedback(result.value());
       eval_json = result->to_json();

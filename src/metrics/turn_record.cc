@@ -95,6 +95,8 @@ Json TurnRecord::to_json() const {
   json["status"] = status_name();
   json["reason"] = reason.empty() ? Json(nullptr) : Json(reason);
   json["speedup"] = speedup ? Json(*speedup) : Json(nullptr);
+  // Written only when there is one, so records of earlier runs round-trip unchanged.
+  if (speedup_low && speedup_high) json["speedup_interval"] = {*speedup_low, *speedup_high};
   json["target_instructions"] = target_instructions;
   json["tokens"] = {{"prompt", tokens.prompt},
                     {"completion", tokens.completion},
@@ -126,9 +128,17 @@ Result<TurnRecord> TurnRecord::from_json(const Json& json) {
   // Optional (null when none): the evaluation's reason, why no kernel, the speedup.
   r.optional("reason", record.reason).optional("no_code_reason", record.no_code_reason);
   r.optional("speedup", record.speedup);
+  std::optional<std::vector<double>> interval;
+  r.optional("speedup_interval", interval);
   // Optional: "not_run" when absent.
   r.optional("target_instructions", record.target_instructions);
   PTXB_RETURN_IF_ERROR(r.status());
+  if (interval) {
+    if (interval->size() != 2 || (*interval)[0] > (*interval)[1])
+      return make_error("parse", "$.speedup_interval: expected [low, high] with low <= high");
+    record.speedup_low = (*interval)[0];
+    record.speedup_high = (*interval)[1];
+  }
   if (kernel_present && *kernel_present != record.kernel_present)
     return make_error("parse", "$.kernel_present: {} contradicts status {}", *kernel_present,
                       status);

@@ -50,7 +50,9 @@ struct TurnRecord {
   // The evaluation's machine-readable reason for the status ("gpu_skipped", "supervisor",
   // "numerical", ...); "" when none. Informational: metrics use `status` only.
   std::string reason;
-  std::optional<double> speedup;                // reference / candidate; null when not measured
+  std::optional<double> speedup;  // reference / candidate; null when not measured
+  // The speedup's 95 % bootstrap interval (eval/speedup_interval.h); absent when not computed.
+  std::optional<double> speedup_low, speedup_high;
   std::string target_instructions = "not_run";  // design.md §3.6 verdict (eval_types.h kInst*)
   TokenUsage tokens;
   double model_wall_s = 0;  // the LLM call

@@ -316,9 +316,9 @@ std::vector<std::pair<std::string, std::string>> render_csv_files(
     }
   }
 
-  std::string tokens =
-      csv_line(with_identity({"variant", "trajectory_id", "turn", "reasoning_tokens", "correctness",
-                              "speedup", "target_instructions", "correct_with_arch", "status"}));
+  std::string tokens = csv_line(with_identity(
+      {"variant", "trajectory_id", "turn", "reasoning_tokens", "correctness", "speedup",
+       "speedup_low", "speedup_high", "target_instructions", "correct_with_arch", "status"}));
   for (const Trajectory& trajectory : trajectories) {
     for (const TurnRecord& turn : trajectory.turns) {
       const TrajectoryKey& key = trajectory.key;
@@ -327,6 +327,7 @@ std::vector<std::pair<std::string, std::string>> render_csv_files(
                           key.definition, trajectory.run_dir, key.variant, key.trajectory,
                           std::to_string(turn.turn), std::to_string(turn.tokens.reasoning),
                           turn.correct() ? "1" : "0", csv_number(turn.speedup),
+                          csv_number(turn.speedup_low), csv_number(turn.speedup_high),
                           turn.target_instructions, with_arch ? "1" : "0", turn.status_name()});
     }
   }

@@ -31,6 +31,21 @@ TEST(MetricsTurnRecord, RoundTripKeepsEveryField) {
   EXPECT_EQ(again->speedup, 1.25);
 }
 
+TEST(MetricsTurnRecord, SpeedupIntervalRoundTripsAndIsChecked) {
+  Json json = minimal_record();
+  EXPECT_FALSE(TurnRecord::from_json(json)->to_json().contains("speedup_interval"));
+  json["speedup_interval"] = {1.2, 1.3};
+  auto record = TurnRecord::from_json(json);
+  ASSERT_TRUE(record.ok()) << record.error().message;
+  EXPECT_EQ(record->speedup_low, 1.2);
+  EXPECT_EQ(record->speedup_high, 1.3);
+  EXPECT_EQ(record->to_json()["speedup_interval"], json["speedup_interval"]);
+  json["speedup_interval"] = {1.3, 1.2};
+  EXPECT_FALSE(TurnRecord::from_json(json).ok());
+  json["speedup_interval"] = {1.3};
+  EXPECT_FALSE(TurnRecord::from_json(json).ok());
+}
+
 TEST(MetricsTurnRecord, NoCodeHasNoStatusAndRoundTrips) {
   Json json = minimal_record();
   json["status"] = "NO_CODE";
