@@ -46,6 +46,7 @@ Json BatchBoundRecord::to_json() const {
          {"write_calibration_ms", write_calibration_ms},
          {"u_ms_samples", u_ms_samples},
          {"void_batches", void_batches},
+         {"write_check", write_check},
          {"u_ms", u_ms},
          {"bound_ms", bound_ms},
          {"cupti_median_ms", cupti_median_ms},
@@ -55,6 +56,7 @@ Json BatchBoundRecord::to_json() const {
   j["reference_cupti_median_ms"] =
       reference_cupti_median_ms ? Json(*reference_cupti_median_ms) : Json(nullptr);
   j["honest_speedup"] = honest_speedup ? Json(*honest_speedup) : Json(nullptr);
+  if (!write_check_off.empty()) j["write_check_off"] = write_check_off;
   return j;
 }
 
@@ -70,6 +72,7 @@ Result<BatchBoundRecord> BatchBoundRecord::from_json(const Json& json) {
   r.optional("reference_u_ms", v.reference_u_ms);
   r.optional("reference_cupti_median_ms", v.reference_cupti_median_ms);
   r.optional("honest_speedup", v.honest_speedup);
+  r.optional("write_check", v.write_check).optional("write_check_off", v.write_check_off);
   PTXB_RETURN_IF_ERROR(r.status());
   return v;
 }

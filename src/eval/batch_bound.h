@@ -78,10 +78,12 @@ struct BatchBoundRecord {
   double write_calibration_ms = 0;   // the slowest reference write phase
   std::vector<double> u_ms_samples;  // the candidate's valid batches
   int void_batches = 0;
-  double u_ms = 0;             // the candidate's U: the minimum of the valid batches
-  double bound_ms = 0;         // U scaled by the reference's CUPTI/U ratio (scaled_bound_ms)
-  double cupti_median_ms = 0;  // the candidate's CUPTI median, before any replacement
-  std::string time_used;       // "cupti" | "bound"
+  bool write_check = true;      // off when other processes share the GPU (stage_bound.cc)
+  std::string write_check_off;  // why it was off
+  double u_ms = 0;              // the candidate's U: the minimum of the valid batches
+  double bound_ms = 0;          // U scaled by the reference's CUPTI/U ratio (scaled_bound_ms)
+  double cupti_median_ms = 0;   // the candidate's CUPTI median, before any replacement
+  std::string time_used;        // "cupti" | "bound"
   // The honest speed: the reference's median / B (U in the reference's CUPTI terms); absent
   // without a reference. What the speedup would be if every reported time were forged.
   std::optional<double> honest_speedup;

@@ -64,6 +64,8 @@ TEST(BatchBound, RecordRoundTrips) {
   r.cupti_median_ms = 0.5;
   r.time_used = "bound";
   r.honest_speedup = 0.96;
+  r.write_check = false;
+  r.write_check_off = "3 compute processes on the GPU (2 expected)";
   r.cost_ms = 40;
   auto back = BatchBoundRecord::from_json(Json::parse(r.to_json().dump()));
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -72,6 +74,8 @@ TEST(BatchBound, RecordRoundTrips) {
   EXPECT_EQ(back->reference_u_ms, r.reference_u_ms);
   EXPECT_EQ(back->time_used, "bound");
   EXPECT_EQ(back->honest_speedup, r.honest_speedup);
+  EXPECT_FALSE(back->write_check);
+  EXPECT_EQ(back->write_check_off, r.write_check_off);
   EXPECT_FALSE(BatchBoundRecord::from_json(Json::object()).ok());
 }
 

@@ -71,6 +71,10 @@ struct FakeDevice final : EvalDevice {
   // are rewritten before every batch.
   Status regenerate(int set, std::uint64_t) override {
     if (set < 3) ++regenerations;
+    // The batch sets' rewrites (after the three correctness sets) slow down after the first
+    // `slow_after` of them: GPU work of someone else during the write phase.
+    if (set >= 3 && slow_after >= 0 && ++batch_regenerations > slow_after)
+      std::this_thread::sleep_for(slow_delay);
     fresh_pending = true;
     return ok_status();
   }
@@ -113,6 +117,9 @@ struct FakeDevice final : EvalDevice {
   Status snapshot_take() override { return ok_status(); }
   Result<std::int64_t> snapshot_changed() override { return late_blocks; }
   std::int64_t late_blocks = 0;  // sampled output blocks written after a batch's reply
+  int slow_after = -1;
+  int batch_regenerations = 0;
+  std::chrono::milliseconds slow_delay{0};
   int sets = 0;
 };
 
@@ -898,6 +905,28 @@ TEST_F(EvaluatorTest, OutputsWrittenAfterTheBatchReplyAreLate) {
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
   EXPECT_EQ(r.reason, "late_output") << r.message;
+}
+
+TEST_F(EvaluatorTest, SlowWritePhasesWithTheGpuToItselfAreBatchVoid) {
+  // Calibration: two reference batches of two calls rewrite four batch sets quickly; every
+  // candidate batch's writes then take 40 ms: GPU work besides the supervisor's.
+  device_.slow_after = 4;
+  device_.slow_delay = std::chrono::milliseconds(20);
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(r.reason, "batch_void") << r.message;
+}
+
+TEST_F(EvaluatorTest, SlowWritePhasesWithOtherProcessesOnTheGpuAreNotBlamed) {
+  device_.slow_after = 4;
+  device_.slow_delay = std::chrono::milliseconds(20);
+  device_.compute_processes = 3;  // another evaluation shares the GPU
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const BatchBoundRecord& bound = r.workloads[0].integrity.batch_bound.value();
+  EXPECT_FALSE(bound.write_check);
+  EXPECT_NE(bound.write_check_off.find("3 compute processes"), std::string::npos);
+  EXPECT_TRUE(r.workloads[0].runner.gpu_state->noisy);
 }
 
 TEST_F(EvaluatorTest, BatchesAreSizedFromTheCalibratedOverhead) {
