@@ -929,6 +929,21 @@ TEST_F(EvaluatorTest, SlowWritePhasesWithOtherProcessesOnTheGpuAreNotBlamed) {
   EXPECT_TRUE(r.workloads[0].runner.gpu_state->noisy);
 }
 
+TEST_F(EvaluatorTest, WithOtherProcessesOnTheGpuTheBoundRejectsButDoesNotReplace) {
+  device_.compute_processes = 3;
+  launcher_.candidate = [this] {
+    auto s = std::make_unique<FakeSession>();
+    s->device = &device_;
+    s->batch_call_time = std::chrono::milliseconds(3);  // 1.6 ms reported: above half of U
+    s->device_ns = 1'600'000;
+    return s;
+  };
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_EQ(r.workloads[0].integrity.batch_bound->time_used, "cupti");
+  EXPECT_NEAR(r.workloads[0].candidate_timing->median_ms, 1.6, 1e-9);
+}
+
 TEST_F(EvaluatorTest, BatchesAreSizedFromTheCalibratedOverhead) {
   EvalResult r = run();
   ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
