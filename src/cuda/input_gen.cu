@@ -95,17 +95,19 @@ std::uint32_t poison_pattern(DType dtype, int trial) {
   // trials differ in sign and payload.
   bool odd = (trial & 1) != 0;
   if (trial >= kVariedPoisonFrom) {
-    // Quiet NaN, sign from the low bit, a non-zero payload from the rest (never the canonical
-    // one): bf16 has 6 free payload bits, fp16 9, fp32 22.
+    // Quiet NaN, sign from the low bit, a payload from the rest that is neither zero nor all
+    // ones: the canonical NaNs arithmetic produces (0x7FC0, 0x7FFF from an fp32 0x7FFFFFFF,
+    // 0x7FFFFFFF) never equal a poison, so a NaN output stays `nonfinite_output`. bf16 has 6
+    // free payload bits, fp16 9, fp32 22.
     const auto mix = static_cast<std::uint32_t>(
         (static_cast<std::uint64_t>(trial) >> 1) * 0x9e3779b97f4a7c15ull >> 40);
     const std::uint32_t sign16 = odd ? 0x8000u : 0u;
     switch (dtype_size_bytes(dtype)) {
       case 2:
-        if (dtype == DType::kFloat16) return sign16 | 0x7E00u | (1u + mix % 0x1FFu);
-        return sign16 | 0x7FC0u | (1u + mix % 0x3Fu);
+        if (dtype == DType::kFloat16) return sign16 | 0x7E00u | (1u + mix % 0x1FEu);
+        return sign16 | 0x7FC0u | (1u + mix % 0x3Eu);
       default:
-        return (odd ? 0x80000000u : 0u) | 0x7FC00000u | (1u + mix % 0x3FFFFFu);
+        return (odd ? 0x80000000u : 0u) | 0x7FC00000u | (1u + mix % 0x3FFFFEu);
     }
   }
   switch (dtype_size_bytes(dtype)) {

@@ -45,14 +45,12 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
   }
   const cudaError_t synced = cudaStreamSynchronize(stream_);
   if (synced != cudaSuccess && !reply.cuda_error)
-    reply.cuda_error = CudaErrorInfo{cudaGetErrorName(synced), cudaGetErrorString(synced),
-                                     "cudaStreamSynchronize"};
+    reply.cuda_error = cuda_error_info(synced, "cudaStreamSynchronize");
   {
     auto harness = correlation(true, kHarnessExternalId);
     const cudaError_t device = cudaDeviceSynchronize();
     if (device != cudaSuccess && !reply.cuda_error)
-      reply.cuda_error = CudaErrorInfo{cudaGetErrorName(device), cudaGetErrorString(device),
-                                       "cudaDeviceSynchronize"};
+      reply.cuda_error = cuda_error_info(device, "cudaDeviceSynchronize");
   }
   // The batch's records are not attributed to a call (the batch is judged from outside); they
   // are dropped so that the next call's out-of-window analysis starts clean. After the reply:

@@ -45,10 +45,6 @@ void exit_called_by_candidate() {
   ::_exit(kRunnerExitCandidateExit);
 }
 
-CudaErrorInfo error_info(cudaError_t status, const char* where) {
-  return CudaErrorInfo{cudaGetErrorName(status), cudaGetErrorString(status), where};
-}
-
 std::uint64_t cupti_now() {
   uint64_t timestamp = 0;
   cuptiGetTimestamp(&timestamp);  // the clock of activity records (ns)
@@ -56,6 +52,10 @@ std::uint64_t cupti_now() {
 }
 
 }  // namespace
+
+CudaErrorInfo cuda_error_info(cudaError_t status, const char* where) {
+  return CudaErrorInfo{cudaGetErrorName(status), cudaGetErrorString(status), where};
+}
 
 Status RunnerService::initialize_gpu() {
   // CUPTI first: activity kinds enabled before the context exists see everything.
@@ -189,7 +189,7 @@ Result<Json> RunnerService::handle_call(const Json& request) {
     reply.host_wall_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall_end - wall_start).count());
     if (stream_status != cudaSuccess)
-      reply.cuda_error = error_info(stream_status, "cudaStreamSynchronize");
+      reply.cuda_error = cuda_error_info(stream_status, "cudaStreamSynchronize");
   }
 
   // ---- collection: every record of finished work exists after a device-wide synchronize ----
@@ -197,7 +197,7 @@ Result<Json> RunnerService::handle_call(const Json& request) {
     auto harness = correlation(true, kHarnessExternalId);
     const cudaError_t device_status = cudaDeviceSynchronize();
     if (device_status != cudaSuccess && !reply.cuda_error) {
-      reply.cuda_error = error_info(device_status, "cudaDeviceSynchronize");
+      reply.cuda_error = cuda_error_info(device_status, "cudaDeviceSynchronize");
     }
   }
   PTXB_RETURN_IF_ERROR(collect_activity(call, reply));
@@ -246,12 +246,13 @@ void RunnerService::prepare_l2(bool flush, CallReply& reply) {
   // Reset first: a persisting line survives the flush's writes while the set-aside holds it.
   const L2ResetOutcome reset = reset_persisting_l2(stream_);
   if (reset.status != cudaSuccess) {
-    reply.cuda_error = error_info(reset.status, reset.call);
+    reply.cuda_error = cuda_error_info(reset.status, reset.call);
     return;
   }
   if (!flush) return;
   const cudaError_t flushed = l2_flush_.flush(stream_);
-  if (flushed != cudaSuccess) reply.cuda_error = error_info(flushed, "l2_flush (before the call)");
+  if (flushed != cudaSuccess)
+    reply.cuda_error = cuda_error_info(flushed, "l2_flush (before the call)");
 }
 
 void RunnerService::report_leftovers(CallReply& reply) {

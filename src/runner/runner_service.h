@@ -32,6 +32,9 @@ inline constexpr int kRunnerExitChannelClosed = 3;  // supervisor went away with
 inline constexpr int kRunnerExitInitFailed = 4;     // CUDA/CUPTI set-up failed (after replying)
 inline constexpr int kRunnerExitCandidateExit = 5;  // the candidate called exit() (atexit guard)
 
+// A CUDA error as the protocol reports it: its name, its text and the runner step that saw it.
+CudaErrorInfo cuda_error_info(cudaError_t status, const char* where);
+
 class RunnerService {
  public:
   // `cupti` false (`--no-cupti`): the runner under Nsight Compute, which owns CUPTI in the

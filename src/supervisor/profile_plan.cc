@@ -1,7 +1,5 @@
 #include "supervisor/profile_plan.h"
 
-#include <random>
-
 #include "analysis/ncu_launches.h"
 #include "core/strings.h"
 
@@ -74,11 +72,6 @@ Result<ProfilePlan> plan_profile(const TimedKernels& timed, int warmup_calls,
   plan.kernels_per_call = *per_call;
   plan.launch_skip = static_cast<std::uint64_t>(plan.profiled_call()) * *per_call;
   return plan;
-}
-
-std::uint64_t os_random() {
-  std::random_device device;
-  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
 std::string kernel_name_regex(const std::vector<std::string>& mangled_names) {

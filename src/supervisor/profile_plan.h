@@ -51,13 +51,10 @@ struct ProfilePlan {
   int profiled_call() const { return warmup_calls + chosen; }
 };
 
-// The plan for `random` (any 64-bit value; os_random() in real runs). Fails when the timed
-// calls give no single kernel count per call (none, zero, or varying).
+// The plan for `random` (any 64-bit value; a draw from the evaluation's secret in real runs). Fails
+// when the timed calls give no single kernel count per call (none, zero, or varying).
 Result<ProfilePlan> plan_profile(const TimedKernels& timed, int warmup_calls,
                                  int calls_after_warmup, std::uint64_t random);
-
-// 64 bits from std::random_device (getrandom on Linux).
-std::uint64_t os_random();
 
 // ^(name1|name2)$ over the mangled names, each regex-escaped: ncu's --kernel-name regex that
 // matches exactly the cubin's functions.

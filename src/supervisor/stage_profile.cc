@@ -119,7 +119,7 @@ StageOutcome stage_profile(EvalContext& ctx) {
   // fixed for replays): the choice exists only in ncu's command line (docs/integrity.md says
   // what a candidate can still observe, and why the comparison with the timed calls holds).
   auto plan = plan_profile(ctx.candidate_timing.kernels, ctx.policy.warmup_calls,
-                           kProfileCandidateCalls, os_random());
+                           kProfileCandidateCalls, ctx.secret_rng());
   if (!plan.ok()) {
     check.reason = plan.error().message;
     return StageOutcome::kDone;

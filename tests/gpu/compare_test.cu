@@ -153,6 +153,20 @@ TEST(InputGen, NormalMomentsAndRange) {
 
 // ---- poison ----
 
+// The supervisor's secret trials (kVariedPoisonFrom on): quiet NaNs whose payload is never zero
+// or all ones, so no canonical NaN of arithmetic equals a poison; consecutive trials differ.
+TEST(Poison, VariedPatternsAreNeverACanonicalNan) {
+  for (int trial = kVariedPoisonFrom; trial < kVariedPoisonFrom + 20000; ++trial) {
+    const std::uint32_t b = poison_pattern(DType::kBFloat16, trial) & 0x7FFFu;
+    EXPECT_TRUE(b > 0x7FC0u && b < 0x7FFFu) << std::hex << b;
+    const std::uint32_t h = poison_pattern(DType::kFloat16, trial) & 0x7FFFu;
+    EXPECT_TRUE(h > 0x7E00u && h < 0x7FFFu) << std::hex << h;
+    const std::uint32_t f = poison_pattern(DType::kFloat32, trial) & 0x7FFFFFFFu;
+    EXPECT_TRUE(f > 0x7FC00000u && f < 0x7FFFFFFFu) << std::hex << f;
+    EXPECT_NE(poison_pattern(DType::kBFloat16, trial), poison_pattern(DType::kBFloat16, trial + 1));
+  }
+}
+
 TEST(Poison, PatternsDifferAcrossTrialsAndAreWritten) {
   EXPECT_NE(poison_pattern(DType::kBFloat16, 0), poison_pattern(DType::kBFloat16, 1));
   EXPECT_NE(poison_pattern(DType::kFloat32, 0), poison_pattern(DType::kFloat32, 1));
