@@ -391,7 +391,7 @@ Error exec_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>
   if (!program) return make_error("sandbox", "{}: executable not found", program_argv.front());
   std::vector<std::string> env = sandbox_environment(policy, environment);
   // The launcher execs in place: this pid is the program's, the only one a runner may signal.
-  auto filter = SeccompFilter::build(policy.seccomp, ::getpid());
+  auto filter = SeccompFilter::build(policy.seccomp, ::getpid(), policy.pinned_fd);
   if (!filter.ok()) return filter.error();
 
   if (auto entered = enter(policy, *program, *filter); !entered.ok()) return entered.error();

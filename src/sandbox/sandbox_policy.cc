@@ -103,6 +103,7 @@ Json SandboxPolicy::to_json() const {
               {"max_processes", max_processes},
               {"cgroup_dir", cgroup_dir},
               {"keep_fds", keep_fds},
+              {"pinned_fd", pinned_fd},
               {"env_allow", env_allow},
               {"set_env", set_env}};
 }
@@ -133,6 +134,7 @@ Result<SandboxPolicy> SandboxPolicy::from_json(const Json& json) {
   PTXB_RETURN_IF_ERROR(read_field(json, "max_processes", p.max_processes));
   PTXB_RETURN_IF_ERROR(read_field(json, "cgroup_dir", p.cgroup_dir));
   PTXB_RETURN_IF_ERROR(read_field(json, "keep_fds", p.keep_fds));
+  PTXB_RETURN_IF_ERROR(read_field(json, "pinned_fd", p.pinned_fd));
   PTXB_RETURN_IF_ERROR(read_field(json, "env_allow", p.env_allow));
   PTXB_RETURN_IF_ERROR(read_field(json, "set_env", p.set_env));
   std::string profile = "runner";
@@ -164,6 +166,12 @@ Result<SandboxPolicy> SandboxPolicy::from_json(const Json& json) {
       return make_error("parse", "sandbox policy: set_env entry \"{}\" is not KEY=VALUE", entry);
   for (int fd : p.keep_fds)
     if (fd < 0) return make_error("parse", "sandbox policy: keep_fds holds {}", fd);
+  if (p.pinned_fd != -1) {
+    if (std::find(p.keep_fds.begin(), p.keep_fds.end(), p.pinned_fd) == p.keep_fds.end())
+      return make_error("parse", "sandbox policy: pinned_fd {} is not in keep_fds", p.pinned_fd);
+    if (p.seccomp != SeccompProfile::kRunner)
+      return make_error("parse", "sandbox policy: pinned_fd needs the runner seccomp profile");
+  }
   if (p.cpu_seconds == 0 || p.max_processes == 0 || p.file_size_bytes == 0)
     return make_error("parse", "sandbox policy: resource limits must be positive");
   return p;

@@ -92,6 +92,11 @@ struct SandboxPolicy {
   std::string cgroup_dir;
   // Descriptors that survive (0-2 are the stdio the caller set up; the runner's channel is 3).
   std::vector<int> keep_fds = {0, 1, 2};
+  // A kept descriptor the program may use but never replace or close (-1 = none; runner profile
+  // only): the runner's channel. Its seccomp filter traps dup2/dup3 onto it, close of it and a
+  // close_range that covers it, so code loaded into the runner cannot put a relay of its own
+  // between the runner and the supervisor (docs/integrity.md "The channel").
+  int pinned_fd = -1;
   // Environment: names copied from the launcher's environment when present (a trailing '*'
   // matches a prefix), minus any name that looks like a credential; then `set_env` entries.
   std::vector<std::string> env_allow = default_env_allow();

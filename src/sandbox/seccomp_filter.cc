@@ -111,7 +111,7 @@ Error seccomp_error(const std::string& what, int rc) {
 
 }  // namespace
 
-std::vector<SeccompRule> seccomp_rules(SeccompProfile profile) {
+std::vector<SeccompRule> seccomp_rules(SeccompProfile profile, int pinned_fd) {
   std::vector<SeccompRule> rules;
   for (const auto& row : kAlways) rules.push_back({row.syscall, verdict_text(row), "", row.why});
   rules.push_back({"clone", "trap", "flags contain CLONE_NEW*", "new namespaces"});
@@ -127,10 +127,18 @@ std::vector<SeccompRule> seccomp_rules(SeccompProfile profile) {
     rules.push_back({"socket", "trap", "domain not AF_UNIX/AF_INET/AF_INET6/AF_NETLINK",
                      "raw and packet sockets; IP stays inside the namespace's loopback"});
   }
+  if (pinned_fd >= 0) {
+    const std::string fd = std::to_string(pinned_fd);
+    const char* why = "replacing the runner's channel (a relay between runner and supervisor)";
+    rules.push_back({"dup2", "trap", "newfd == " + fd, why});
+    rules.push_back({"dup3", "trap", "newfd == " + fd, why});
+    rules.push_back({"close", "trap", "fd == " + fd, why});
+    rules.push_back({"close_range", "trap", "first <= " + fd + " <= last", why});
+  }
   return rules;
 }
 
-Result<SeccompFilter> SeccompFilter::build(SeccompProfile profile, pid_t self_pid) {
+Result<SeccompFilter> SeccompFilter::build(SeccompProfile profile, pid_t self_pid, int pinned_fd) {
   scmp_filter_ctx ctx = ::seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) return make_error("sandbox", "seccomp_init failed");
   SeccompFilter filter(ctx);
@@ -176,6 +184,23 @@ Result<SeccompFilter> SeccompFilter::build(SeccompProfile profile, pid_t self_pi
     }
     const scmp_arg_cmp beyond = SCMP_A0(SCMP_CMP_GE, static_cast<std::uint64_t>(AF_MAX));
     PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "socket", 1, &beyond));
+  }
+  if (pinned_fd >= 0) {
+    // Descriptors are ints: the kernel reads the low 32 bits, so compare only those (a value
+    // with garbage above them still names the pinned descriptor and is trapped).
+    const auto fd = static_cast<std::uint64_t>(pinned_fd);
+    const scmp_arg_cmp onto_fd = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, fd);
+    PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "dup2", 1, &onto_fd));
+    PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "dup3", 1, &onto_fd));
+    const scmp_arg_cmp is_fd = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, fd);
+    PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "close", 1, &is_fd));
+    // close_range(first, last, flags) takes unsigned ints; 64-bit comparisons on values the
+    // kernel truncates could be dodged with high bits, so the range rule looks at them too:
+    // any first/last with high bits set is trapped outright.
+    const scmp_arg_cmp covers[] = {SCMP_A0(SCMP_CMP_LE, fd), SCMP_A1(SCMP_CMP_GE, fd)};
+    PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "close_range", 2, covers));
+    const scmp_arg_cmp first_high = SCMP_A0(SCMP_CMP_GT, 0xffffffffull);
+    PTXB_RETURN_IF_ERROR(add(SCMP_ACT_TRAP, "close_range", 1, &first_high));
   }
   return filter;
 }

@@ -35,8 +35,9 @@ struct SeccompRule {
   std::string why;
 };
 
-// The rules of `profile`, in the order they are added.
-std::vector<SeccompRule> seccomp_rules(SeccompProfile profile);
+// The rules of `profile`, in the order they are added; with `pinned_fd` >= 0 (runner profile
+// only) also the rules that keep that descriptor in place (SandboxPolicy::pinned_fd).
+std::vector<SeccompRule> seccomp_rules(SeccompProfile profile, int pinned_fd = -1);
 
 // A built but not yet loaded filter. Build it before the sandbox drops its privileges (it
 // allocates); load() it last, right before execve: it is inherited across fork and exec and
@@ -44,8 +45,8 @@ std::vector<SeccompRule> seccomp_rules(SeccompProfile profile);
 class SeccompFilter {
  public:
   // `self_pid`: the pid the sandboxed program will have (the launcher execs in place), the only
-  // pid a runner may signal.
-  static Result<SeccompFilter> build(SeccompProfile profile, pid_t self_pid);
+  // pid a runner may signal. `pinned_fd`: as in seccomp_rules.
+  static Result<SeccompFilter> build(SeccompProfile profile, pid_t self_pid, int pinned_fd = -1);
   SeccompFilter(SeccompFilter&& other) noexcept;
   SeccompFilter& operator=(SeccompFilter&&) = delete;
   SeccompFilter(const SeccompFilter&) = delete;

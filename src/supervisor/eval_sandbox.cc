@@ -158,6 +158,7 @@ Result<std::vector<std::string>> EvalSandbox::runner_prefix(bool library_in_slot
   if (!enabled_) return std::vector<std::string>{};
   PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(library_in_slot, SeccompProfile::kRunner));
   p.keep_fds = {0, 1, 2, 3};  // fd 3: the runner's channel (supervisor/runner_client.h)
+  p.pinned_fd = 3;            // ... which candidate code may not replace with a relay
   return sandbox_command(launcher_, p, {});
 }
 

@@ -1,7 +1,11 @@
 // The sandbox's plain-data parts: the policy and its JSON, the environment filter, the hidden
 // library list, the seccomp rule table, the blocked-call line and the self-check's verdict.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <functional>
 
 #include "core/fs.h"
 #include "sandbox/blocked_syscall.h"
@@ -38,6 +42,8 @@ TEST(SandboxPolicy, RejectsWhatTheLauncherCouldNotApplySafely) {
   EXPECT_FALSE(bad("set_env", Json::array({"NOEQUALS"})).ok());
   EXPECT_FALSE(bad("hidden_files", Json::array({"lib.so"})).ok());
   EXPECT_FALSE(bad("keep_fds", Json::array({-1})).ok());
+  EXPECT_FALSE(bad("pinned_fd", 7).ok());  // not a kept descriptor
+  EXPECT_TRUE(bad("pinned_fd", 2).ok());
   EXPECT_FALSE(bad("max_processes", 0).ok());
   EXPECT_FALSE(bad("uid", "nobody").ok());
   EXPECT_FALSE(SandboxPolicy::from_json(Json::array()).ok());
@@ -108,6 +114,49 @@ TEST(SeccompRules, BlockWhatReachesAcrossTheSandbox) {
   // Both filters build with this libseccomp (every named call is known, every rule accepted).
   EXPECT_TRUE(SeccompFilter::build(SeccompProfile::kRunner, ::getpid()).ok());
   EXPECT_TRUE(SeccompFilter::build(SeccompProfile::kProfiler, ::getpid()).ok());
+}
+
+// Runs `act` in a child under the runner filter with fd `pinned` pinned; the child's end: 0
+// when `act` returned, SIGSYS when the filter trapped a call.
+int run_pinned(int pinned, const std::function<void()>& act) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto filter = SeccompFilter::build(SeccompProfile::kRunner, ::getpid(), pinned);
+    if (!filter.ok() || !filter->load().ok()) ::_exit(90);
+    act();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (WIFSIGNALED(status)) return WTERMSIG(status);
+  return WEXITSTATUS(status) == 0 ? 0 : -WEXITSTATUS(status);
+}
+
+TEST(SeccompRules, ThePinnedChannelCannotBeReplacedOrClosed) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const int pinned = pipe_fds[0], other = pipe_fds[1];
+  const int spare = ::dup(other);
+  ASSERT_GE(spare, 0);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::dup2(other, pinned); }), SIGSYS);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::syscall(SYS_dup3, other, pinned, 0); }), SIGSYS);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::close(pinned); }), SIGSYS);
+  // The kernel reads ints: high bits on the descriptor do not get it past the rule.
+  EXPECT_EQ(run_pinned(pinned, [&] { ::syscall(SYS_close, (1ll << 32) | pinned); }), SIGSYS);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::syscall(SYS_close_range, 0u, ~0u, 0u); }), SIGSYS);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::syscall(SYS_close_range, 1ll << 32, ~0u, 0u); }), SIGSYS);
+  // Everything around it stays allowed: other descriptors, ranges above it, dup onto others.
+  EXPECT_EQ(run_pinned(pinned, [&] { ::dup2(other, spare); }), 0);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::close(spare); }), 0);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::syscall(SYS_close_range, pinned + 1, ~0u, 0u); }), 0);
+  EXPECT_EQ(run_pinned(pinned, [&] { ::dup(pinned); }), 0);
+  ::close(spare);
+  ::close(other);
+  ::close(pinned);
+  const auto rules = seccomp_rules(SeccompProfile::kRunner, 3);
+  int pinned_rules = 0;
+  for (const auto& r : rules) pinned_rules += r.condition.find('3') != std::string::npos;
+  EXPECT_EQ(pinned_rules, 4);
 }
 
 TEST(BlockedSyscall, TheLastLineNamesTheCall) {
