@@ -31,6 +31,9 @@ std::optional<Finding> sandbox_failure(const ProcessResult& ran) {
 }
 
 Finding call_failure(RunnerSide& side, const Error& error, milliseconds limit) {
+  // The supervisor's own count of the runner's processes failed (supervisor/cgroup_watch.h):
+  // nothing the candidate did.
+  if (error.code == "cgroup") return Finding{PtxbStatus::kInfraError, "cgroup", error.message};
   if (error.code == "timeout") {
     side.session->kill();
     side.session->wait(milliseconds(5000));

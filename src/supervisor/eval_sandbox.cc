@@ -92,6 +92,11 @@ Result<std::size_t> EvalSandbox::end_process_trees() {
   return survivors;
 }
 
+std::string EvalSandbox::latest_group_procs() const {
+  if (!enabled_ || cgroups_.empty()) return "";
+  return cgroups_.back().path() + "/cgroup.procs";
+}
+
 Result<SandboxPolicy> EvalSandbox::policy(bool library_in_slot, SeccompProfile profile) {
   SandboxPolicy p;
   p.scratch_dir = fmt::format("{}/scratch-{}", staging_dir_, scratch_count_++);

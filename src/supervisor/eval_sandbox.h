@@ -61,6 +61,10 @@ class EvalSandbox {
   // the sandbox is off, except that `library_in_slot` adds the reference variables.
   Result<ProcessSpec> wrap_tool(ProcessSpec spec, bool library_in_slot);
 
+  // cgroup.procs of the process tree the latest runner_prefix() set up; "" when the trees are
+  // not in cgroups of their own (sandbox off, or the process-group fallback).
+  std::string latest_group_procs() const;
+
   // Kills whatever is left of every sandboxed process tree started so far and removes their
   // cgroups (sandbox/process_cgroup.h); returns how many processes were still there — after the
   // runners' shutdown, each one outlived its runner. No-op under the process-group fallback

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -137,11 +138,28 @@ RunnerClient::~RunnerClient() {
 }
 
 void RunnerClient::drain_log(int fd, std::size_t cap) {
+  // After the runner is reaped, what is still to come is its last buffered output: read until
+  // the pipe is quiet for kQuiet or kGrace has passed, whichever is first.
+  constexpr auto kQuiet = std::chrono::milliseconds(200);
+  constexpr auto kGrace = std::chrono::milliseconds(1000);
+  std::optional<Clock::time_point> reaped_at;
+  auto last_data = Clock::now();
   char chunk[4096];
   while (true) {
+    if (!reaped_at && reaped_.load()) reaped_at = Clock::now();
+    if (reaped_at) {
+      const auto now = Clock::now();
+      if (now - *reaped_at >= kGrace || now - std::max(last_data, *reaped_at) >= kQuiet) break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 50);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) continue;
     ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // EOF once the runner and all its children closed the pipe
+    last_data = Clock::now();
     std::lock_guard<std::mutex> lock(log_mutex_);
     std::size_t keep = log_.size() < cap ? std::min<std::size_t>(cap - log_.size(), n) : 0;
     log_.append(chunk, keep);
@@ -261,6 +279,7 @@ RunnerExit RunnerClient::wait(std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   ::kill(-pid_, SIGKILL);  // leftovers of the candidate in the runner's group
+  reaped_ = true;
   exit_ = exit;
   return exit;
 }

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -93,6 +94,10 @@ class RunnerClient {
   std::uint64_t next_seq_ = 1;
   std::optional<RunnerExit> exit_;
   std::thread log_thread_;
+  // Set once the runner is reaped: the log pipe is then drained only for a short grace period,
+  // since a process the candidate left behind (with the pipe as its stderr) could otherwise
+  // hold it open, and the evaluation with it, for as long as it lives.
+  std::atomic<bool> reaped_{false};
   mutable std::mutex log_mutex_;
   std::string log_;
   std::size_t log_dropped_ = 0;

@@ -44,7 +44,7 @@ std::optional<Finding> verify_batch(EvalContext& ctx, const std::vector<int>& se
                                     const std::vector<int>& trials,
                                     const std::vector<std::uint64_t>& input_hashes) {
   for (std::size_t i = 0; i < sets.size(); ++i) {
-    auto checks = ctx.device.check(sets[i], trials[i]);
+    auto checks = ctx.device.check_batch_output(sets[i], trials[i]);
     if (!checks.ok()) return infra("compare", checks.error());
     if (auto f = first_failure(*checks)) {
       f->status = PtxbStatus::kRewardHack;

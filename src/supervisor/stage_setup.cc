@@ -2,6 +2,7 @@
 // inputs and the start-up of a runner process.
 #include "core/fs.h"
 #include "eval/integrity_reasons.h"
+#include "supervisor/cgroup_watch.h"
 #include "supervisor/eval_stages.h"
 #include "supervisor/evaluator.h"
 
@@ -170,6 +171,12 @@ RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& la
     return side;
   }
   side.session = std::move(spawned).value();
+  // The candidate's runner: the kernel's count of its processes after every call.
+  const pid_t runner_pid = side.session->process_id();
+  if (const std::string procs = ctx.sandbox->latest_group_procs();
+      !tool && !library_in_slot && !procs.empty() && runner_pid > 0)
+    side.session = std::make_unique<CgroupWatchedSession>(std::move(side.session), real_cgroup_fs(),
+                                                          procs, runner_pid);
   auto hello = side.session->hello(limit);
   if (!hello.ok()) {
     side.failure = startup_failure(side, role, hello.error(), "hello", limit);

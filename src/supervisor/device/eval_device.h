@@ -37,6 +37,7 @@ class GpuEvalDevice final : public EvalDevice {
   Result<std::uint64_t> input_hash(int set) override;
   Result<std::uint64_t> output_hash(int set) override;
   Result<std::vector<OutputCheck>> check(int set, int trial) override;
+  Result<std::vector<OutputCheck>> check_batch_output(int set, int trial) override;
   Status observe_unwritten(int set, int trial) override;
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
   ReferenceRecord reference_description() override;
@@ -46,6 +47,8 @@ class GpuEvalDevice final : public EvalDevice {
 
  private:
   GpuEvalDevice() = default;
+  // check() with the exact-gradient fallback for near-misses, check_batch_output() without.
+  Result<std::vector<OutputCheck>> check_outputs(int set, int trial, bool exact_fallback);
 
   struct Tensor {
     std::string name;
