@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
   const std::string dir = *make_temp_directory("ptxb-service-bench");
   std::string gpus;
   for (int i = 0; i < workers; ++i) gpus += (i ? "," : "") + std::to_string(i);
+  // One client whose rate and quota are above what is measured (the default client limits,
+  // 200 requests/s, would be measured instead).
+  constexpr const char* kToken = "bench-token-0123456789";
+  std::ofstream(dir + "/tokens") << "bench " << kToken
+                                 << " rate=1000000 burst=1000000 quota=1000000\n";
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::freopen((dir + "/serve.out").c_str(), "w", stdout);
@@ -60,7 +65,7 @@ int main(int argc, char** argv) {
   request.task = "gemm_n7168_k5120";
   request.source = "// ptxbench-fake-eval: status=PASSED\nvoid run() {}\n";
   {
-    service::ServiceClient warm(transport, url);
+    service::ServiceClient warm(transport, url, kToken);
     if (auto first = warm.evaluate(request, "", 30); !first.ok()) {
       std::cerr << first.error().message << "\n";
       return 1;
@@ -71,7 +76,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c)
     threads.emplace_back([&] {
-      service::ServiceClient client(transport, url);
+      service::ServiceClient client(transport, url, kToken);
       std::vector<std::string> ids;
       for (int j; (j = next++) < jobs;) {
         EvalRequest r = request;
