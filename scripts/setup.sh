@@ -11,7 +11,7 @@ ROOT=$(pwd)
 # --- Debian packages (the CUDA 13 toolkit itself is part of the machine image) ---
 APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-pip git
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libseccomp-dev libcurl4-openssl-dev libsqlite3-dev clang-format zlib1g-dev
+  libseccomp-dev libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev clang-format zlib1g-dev
   chromium)
 # chromium: the HTML report test renders the report headless (tests/report/html_browser_test.cc)
 # and scripts/report_screenshot.sh takes its screenshot. On a fresh Debian 12 machine it adds

@@ -40,6 +40,12 @@ struct CommandSpec {
 // CUDA_VISIBLE_DEVICES, "" to inherit).
 using EvaluatorFactory = std::function<std::unique_ptr<TurnEvaluator>(const std::string& devices)>;
 
+// How `serve` starts its worker processes: the argv before `--gpu N` (default: this executable
+// with `serve-worker` and the --tasks-dir options).
+struct ServeWorkerCommand {
+  std::vector<std::string> argv;
+};
+
 // An extension of one subcommand: called while the command sets up its options, it may add
 // options of its own to `app`; it returns what the command then applies, once the arguments
 // are parsed, to the object it is about to run with.
@@ -50,9 +56,11 @@ using Extension = std::function<std::function<void(Target&)>(CLI::App& app)>;
 // no test-only option and links no test double; `ptxbench-testing` (tests/support/
 // testing_cli.cc) is the same front end with the test-only options installed here.
 struct CommandExtensions {
-  Extension<CompileOptions> compile;  // `compile`: the compile options
-  Extension<EvalOptions> eval;        // `eval`: the evaluation options
-  Extension<EvaluatorFactory> run;    // `run`: how each GPU slot's evaluator is made
+  Extension<CompileOptions> compile;         // `compile`: the compile options
+  Extension<EvalOptions> eval;               // `eval`: the evaluation options
+  Extension<EvaluatorFactory> run;           // `run`: how each GPU slot's evaluator is made
+  Extension<ServeWorkerCommand> serve;       // `serve`: how its workers are started
+  Extension<EvaluatorFactory> serve_worker;  // `serve-worker`: its evaluator
 };
 
 // The subcommands in the order `--help` lists them, with `extensions` installed.

@@ -10,6 +10,8 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension);
 CommandSpec make_env_command();
 CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension);
 CommandSpec make_report_command();
+CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension);
+CommandSpec make_serve_worker_command(const Extension<EvaluatorFactory>& extension);
 
 // The order `ptxbench --help` lists them: what to run on (tasks), what a model sees (prompt),
 // the evaluation stages (compile, eval), agent runs and their metrics (run, report), then the
@@ -23,6 +25,8 @@ std::vector<CommandSpec> command_table(const CommandExtensions& extensions) {
       make_eval_command(extensions.eval),
       make_run_command(extensions.run),
       make_report_command(),
+      make_serve_command(extensions.serve),
+      make_serve_worker_command(extensions.serve_worker),
       make_env_command(),
   };
 }

@@ -1,4 +1,5 @@
-// HTTP for the model clients: one POST with a JSON body, a wall-clock limit and a size cap.
+// HTTP for the model clients (one POST with a JSON body) and the evaluation service's client
+// (GET, PUT, POST): a wall-clock limit and a size cap.
 //
 // Behind the HttpTransport interface so that the clients' retry and parsing logic is tested
 // against scripted servers (tests/support/http_test_server.h) and, where no socket is needed,
@@ -18,6 +19,7 @@
 namespace ptxb {
 
 struct HttpRequest {
+  std::string method = "POST";  // POST, PUT (with the body), GET, HEAD (the service client)
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;  // name, value (may be secret)
   std::string body;

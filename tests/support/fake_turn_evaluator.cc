@@ -1,6 +1,7 @@
 #include "fake_turn_evaluator.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <string_view>
 #include <thread>
@@ -17,6 +18,7 @@ struct FakeDirective {
   std::string target = std::string(kInstDynamicPresent);
   int sleep_ms = 0;
   std::string tag;
+  int exit_code = -1;  // >= 0: the process exits with it mid-evaluation (a crashed GPU worker)
 };
 
 FakeDirective read_directive(const std::string& source) {
@@ -38,6 +40,7 @@ FakeDirective read_directive(const std::string& source) {
       if (key == "target") d.target = value;
       if (key == "sleep_ms") d.sleep_ms = std::stoi(value);
       if (key == "tag") d.tag = value;
+      if (key == "exit") d.exit_code = std::stoi(value);
     } catch (const std::exception&) {
       // A malformed number keeps the default: this is a test double.
     }
@@ -55,6 +58,7 @@ Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
     log << "start " << (d.tag.empty() ? "-" : d.tag) << "\n" << std::flush;
   }
   if (d.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(d.sleep_ms));
+  if (d.exit_code >= 0) std::_Exit(d.exit_code);
   if (d.status == "error")
     return make_error("infra", "fake evaluator: scripted infrastructure failure");
   auto status = parse_ptxb_status(d.status);
@@ -87,6 +91,19 @@ Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
     w.reference_timing = reference;
     w.speedup = d.speedup;
     result.target_instructions.verdict = d.target;
+  }
+  if (request.options.reference_as_candidate) {
+    // The service's calibration canary (service/canary.h): the "library" time is read from
+    // <log folder>/canary_ms when a test put one there (1.0 otherwise), so a test can make a
+    // GPU drift.
+    TimingStats reference;
+    reference.median_ms = 1.0;
+    if (!log_dir_.empty()) {
+      std::ifstream canary(log_dir_ + "/canary_ms");
+      double ms = 0;
+      if (canary >> ms) reference.median_ms = ms;
+    }
+    w.reference_timing = reference;
   }
   result.workloads = {w};
   return result;

@@ -14,7 +14,10 @@ namespace ptxb {
 // A kernel line
 //   // ptxbench-fake-eval: status=PASSED speedup=1.3 target=dynamic_present sleep_ms=0 tag=t2
 // sets the result (defaults: PASSED, speedup 1.0, dynamic_present, no sleep); "error" as the
-// status makes evaluate() fail as infrastructure does. With a log folder, every evaluation
+// status makes evaluate() fail as infrastructure does; exit=N ends the whole process with
+// status N after the sleep (a GPU worker that crashes mid-job, tests/service). A request with
+// reference_as_candidate (the service's canary) reports the reference median from
+// <log folder>/canary_ms, 1.0 ms without that file. With a log folder, every evaluation
 // appends "start <tag>" to <folder>/evals.log (flushed) before it sleeps, so a test can kill
 // the process mid-evaluation.
 class FakeTurnEvaluator final : public TurnEvaluator {

@@ -15,6 +15,9 @@
 //   run --test-fake-eval DIR               kernels are judged by FakeTurnEvaluator from a
 //                                          directive comment, every evaluation logged to
 //                                          DIR/evals.log (tests/agent/run_cli_test.cc)
+//   serve --test-fake-workers DIR          the service's workers run FakeTurnEvaluator
+//                                          (serve-worker --test-fake-eval DIR): the fake GPU
+//                                          worker of tests/service/serve_e2e_test.cc
 #include <memory>
 
 #include "cli/command.h"
@@ -57,6 +60,29 @@ CommandExtensions testing_extensions() {
     app.add_option("--test-fake-eval", *log_dir,
                    "Judge kernels with the fake evaluator (a `// ptxbench-fake-eval:` comment), "
                    "logging every evaluation into DIR/evals.log")
+        ->group(kGroup);
+    return [log_dir](EvaluatorFactory& make_evaluator) {
+      if (log_dir->empty()) return;
+      make_evaluator = [log_dir](const std::string&) -> std::unique_ptr<TurnEvaluator> {
+        return std::make_unique<FakeTurnEvaluator>(*log_dir);
+      };
+    };
+  };
+  // serve --test-fake-workers DIR: its workers are `ptxbench-testing serve-worker
+  // --test-fake-eval DIR`, the fake GPU worker of the service's end-to-end tests.
+  extensions.serve = [](CLI::App& app) -> std::function<void(ServeWorkerCommand&)> {
+    auto log_dir = std::make_shared<std::string>();
+    app.add_option("--test-fake-workers", *log_dir,
+                   "Workers judge kernels with the fake evaluator, logging into DIR/evals.log")
+        ->group(kGroup);
+    return [log_dir](ServeWorkerCommand& command) {
+      if (log_dir->empty()) return;
+      command.argv.insert(command.argv.end(), {"--test-fake-eval", *log_dir});
+    };
+  };
+  extensions.serve_worker = [](CLI::App& app) -> std::function<void(EvaluatorFactory&)> {
+    auto log_dir = std::make_shared<std::string>();
+    app.add_option("--test-fake-eval", *log_dir, "Judge kernels with the fake evaluator")
         ->group(kGroup);
     return [log_dir](EvaluatorFactory& make_evaluator) {
       if (log_dir->empty()) return;

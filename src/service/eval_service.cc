@@ -1,0 +1,357 @@
+#include "service/eval_service.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/json_fields.h"
+#include "core/strings.h"
+
+namespace ptxb::service {
+namespace {
+
+bool valid_source_name(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name[0] == '.') return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+Result<SubmitRequest> SubmitRequest::from_json(const Json& json) {
+  static const std::set<std::string> kFields = {"operation", "task",    "arch",
+                                                "artifact",  "options", "idempotency_key"};
+  if (!json.is_object()) return make_error("invalid", "$: expected an object");
+  for (const auto& [key, value] : json.items())
+    if (!kFields.count(key))
+      return make_error("invalid",
+                        "$.{}: unknown field (operation, task, arch, artifact, "
+                        "options, idempotency_key)",
+                        key);
+  SubmitRequest r;
+  Json artifact;
+  FieldReader reader(json);
+  reader.optional("operation", r.operation).required("task", r.task).optional("arch", r.arch);
+  reader.required("artifact", artifact).optional("options", r.options);
+  reader.optional("idempotency_key", r.idempotency_key);
+  if (!reader.status().ok()) return Error{reader.status().error().message, "invalid"};
+  FieldReader artifact_reader(artifact, "$.artifact");
+  artifact_reader.required("sha256", r.artifact).optional("name", r.source_name);
+  if (!artifact_reader.status().ok())
+    return Error{artifact_reader.status().error().message, "invalid"};
+  if (!r.options.is_object()) return make_error("invalid", "$.options: expected an object");
+  return r;
+}
+
+Json WorkerHealth::to_json() const {
+  return Json{{"name", name},
+              {"state", state},
+              {"job", job ? Json(std::to_string(job)) : Json(nullptr)},
+              {"jobs_done", jobs_done},
+              {"restarts", restarts},
+              {"last_error", last_error.empty() ? Json(nullptr) : Json(last_error)},
+              {"drain_reason", drain_reason.empty() ? Json(nullptr) : Json(drain_reason)},
+              {"canary", canary},
+              {"jobs_since_canary", jobs_since_canary}};
+}
+
+EvalService::EvalService(JobStore& store, ArtifactStore& artifacts, const TaskRegistry& registry,
+                         std::vector<std::unique_ptr<Worker>> workers, const Clock& clock,
+                         ServiceOptions options)
+    : store_(store),
+      artifacts_(artifacts),
+      registry_(registry),
+      clock_(clock),
+      options_(std::move(options)) {
+  for (auto& worker : workers) {
+    auto slot = std::make_unique<Slot>();
+    slot->health.name = worker->name();
+    slot->worker = std::move(worker);
+    slots_.push_back(std::move(slot));
+  }
+}
+
+EvalService::~EvalService() {
+  stop();
+}
+
+Status EvalService::start() {
+  PTXB_ASSIGN_OR_RETURN(std::int64_t max_seq, store_.max_seq());
+  PTXB_ASSIGN_OR_RETURN(std::vector<Job> unfinished, store_.unfinished());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seq_ = max_seq;
+    for (const Job& job : unfinished) {
+      if (job.state == JobState::kRunning) {
+        // It was running when the service died: its worker died with it (parent-death
+        // signal), so nothing of that attempt survives.
+        if (job.attempts >= options_.max_attempts) {
+          PTXB_RETURN_IF_ERROR(store_.finish(job.id, JobState::kFailed,
+                                             "service_restart: the service stopped while it ran, "
+                                             "attempts spent",
+                                             "", "", clock_.now_seconds()));
+          metrics_.job_finished("failed", "", "service_restart", -1, -1);
+          continue;
+        }
+        PTXB_RETURN_IF_ERROR(
+            store_.requeue(job.id, "service_restart: re-queued after a service restart"));
+      }
+      queue_.push(job.owner, job.id);
+      live_[job.id] = Live{job.owner, -1};
+      ++live_per_owner_[job.owner];
+    }
+    started_ = true;
+  }
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    slots_[i]->thread = std::thread([this, i] { slot_loop(static_cast<int>(i)); });
+  housekeeping_ = std::thread([this] { housekeeping_loop(); });
+  return ok_status();
+}
+
+void EvalService::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ || !started_) {
+      stopping_ = true;
+      return;
+    }
+    stopping_ = true;
+  }
+  work_available_.notify_all();
+  job_changed_.notify_all();
+  stop_requested_.notify_all();
+  for (auto& slot : slots_) slot->worker->kill();
+  for (auto& slot : slots_)
+    if (slot->thread.joinable()) slot->thread.join();
+  if (housekeeping_.joinable()) housekeeping_.join();
+}
+
+Result<InsertOutcome> EvalService::submit(const Client& client, const SubmitRequest& request) {
+  if (request.operation != kOperationEvaluate)
+    return make_error("unsupported_operation",
+                      "operation \"{}\" is not offered: the evaluator runs one pipeline "
+                      "(\"evaluate\"); its sanitizer gate and Nsight Compute check are the "
+                      "options sanitize and ncu",
+                      request.operation);
+  auto task = registry_.get(request.task);
+  if (!task.ok()) return Error{task.error().message, "unknown_task"};
+  if (!request.arch.empty() && request.arch != "sm_90a" && request.arch != "sm_100a")
+    return make_error("invalid", "$.arch: \"{}\" is not sm_90a or sm_100a", request.arch);
+  auto options = EvalOptions::from_json(request.options);
+  if (!options.ok()) return Error{options.error().message, "invalid"};
+  // Never over the network: these weaken the evaluation (test-only or debugging switches).
+  if (options->unsafe_no_sandbox || options->disable_static_checks ||
+      options->reference_as_candidate)
+    return make_error("invalid",
+                      "$.options: unsafe_no_sandbox, disable_static_checks and "
+                      "reference_as_candidate are not accepted by the service");
+  if (!is_sha256_hex(request.artifact))
+    return make_error("invalid", "$.artifact.sha256: expected 64 lower-case hex digits");
+  if (!valid_source_name(request.source_name))
+    return make_error("invalid", "$.artifact.name: expected a file name of [A-Za-z0-9._-]");
+  if (request.idempotency_key.size() > 200)
+    return make_error("invalid", "$.idempotency_key: longer than 200 characters");
+  if (!artifacts_.has(request.artifact))
+    return make_error("artifact_missing",
+                      "artifact {} is not on the service: upload it with PUT /v1/artifacts/{}",
+                      request.artifact, request.artifact);
+
+  Job job;
+  job.owner = client.name;
+  job.idempotency_key = request.idempotency_key;
+  job.operation = request.operation;
+  job.task = (*task)->name;
+  job.arch = request.arch.empty() ? (*task)->arch : request.arch;
+  job.artifact = request.artifact;
+  job.source_name = request.source_name;
+  job.options = options->to_json();
+  job.submitted_at = clock_.now_seconds();
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_) return make_error("unavailable", "the service is stopping");
+  // A repeat of a key is answered with its job before the quota: resubmitting costs nothing.
+  if (!job.idempotency_key.empty()) {
+    PTXB_ASSIGN_OR_RETURN(std::optional<Job> existing,
+                          store_.find_by_key(client.name, job.idempotency_key));
+    if (existing) return InsertOutcome{*existing, false};
+  }
+  const int in_flight = live_per_owner_[client.name];
+  if (in_flight >= client.limits.queue_quota)
+    return make_error("quota", "{} jobs of {} are queued or running (quota {})", in_flight,
+                      client.name, client.limits.queue_quota);
+  job.submit_seq = seq_ + 1;
+  PTXB_ASSIGN_OR_RETURN(InsertOutcome outcome, store_.insert(job));
+  if (outcome.created) {
+    ++seq_;
+    queue_.push(client.name, outcome.job.id);
+    live_[outcome.job.id] = Live{client.name, -1};
+    ++live_per_owner_[client.name];
+    metrics_.job_submitted();
+    work_available_.notify_one();
+  }
+  return outcome;
+}
+
+Result<Job> EvalService::get(const std::string& owner, std::int64_t id) {
+  PTXB_ASSIGN_OR_RETURN(std::optional<Job> job, store_.get(id));
+  // Another client's job does not exist for this one (no probing of ids).
+  if (!job || (!owner.empty() && job->owner != owner))
+    return make_error("not_found", "no job {}", id);
+  return *job;
+}
+
+Result<Job> EvalService::wait(const std::string& owner, std::int64_t id, double seconds) {
+  PTXB_ASSIGN_OR_RETURN(Job job, get(owner, id));
+  if (is_terminal(job.state) || seconds <= 0) return job;
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::min(seconds, options_.max_wait_seconds)));
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (waiters_ >= options_.max_waiters) return job;  // answer now: keep threads for others
+    ++waiters_;
+    // In memory: a job leaves live_ when it becomes terminal.
+    auto changed = [&] { return stopping_ || live_.find(id) == live_.end(); };
+    job_changed_.wait_until(lock, deadline, changed);
+    --waiters_;
+  }
+  return get(owner, id);
+}
+
+Result<std::string> EvalService::result(const std::string& owner, std::int64_t id) {
+  PTXB_ASSIGN_OR_RETURN(Job job, get(owner, id));
+  if (job.state != JobState::kDone)
+    return make_error(is_terminal(job.state) ? "no_result" : "not_finished", "job {} is {}{}", id,
+                      job_state_name(job.state), job.reason.empty() ? "" : " (" + job.reason + ")");
+  PTXB_ASSIGN_OR_RETURN(std::optional<std::string> text, store_.result(id));
+  if (!text) return make_error("store", "job {} is done but its result is missing", id);
+  return *text;
+}
+
+Result<Job> EvalService::cancel(const std::string& owner, std::int64_t id) {
+  PTXB_ASSIGN_OR_RETURN(Job job, get(owner, id));
+  if (is_terminal(job.state)) return job;
+  Worker* to_kill = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(id);
+    if (it != live_.end()) {
+      queue_.remove(it->second.owner, id);
+      if (it->second.slot >= 0) to_kill = slots_[it->second.slot]->worker.get();
+    }
+  }
+  const bool running = to_kill != nullptr;
+  finish(id, JobState::kCancelled,
+         running ? "cancelled: by its owner while it ran (worker restarted)"
+                 : "cancelled: by its owner",
+         "", "", job.submitted_at, running ? clock_.now_seconds() : -1);
+  // The evaluation is stopped by ending its worker; the slot sees the job cancelled and only
+  // restarts the worker.
+  if (to_kill) to_kill->kill();
+  return get(owner, id);
+}
+
+Result<std::vector<Job>> EvalService::list(const JobFilter& filter) {
+  JobFilter f = filter;
+  f.limit = std::clamp(f.limit, 1, 1000);
+  return store_.list(f);
+}
+
+bool EvalService::finish(std::int64_t id, JobState state, const std::string& reason,
+                         const std::string& verdict, const std::string& result_json,
+                         double queued_at, double started_at) {
+  const double now = clock_.now_seconds();
+  auto finished = store_.finish(id, state, reason, verdict, result_json, now);
+  const bool changed = finished.ok() && *finished;
+  if (changed)
+    metrics_.job_finished(std::string(job_state_name(state)), verdict, reason,
+                          started_at > 0 ? started_at - queued_at : -1,
+                          started_at > 0 ? now - started_at : -1);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(id);
+    if (it != live_.end() && (changed || !finished.ok())) {
+      if (--live_per_owner_[it->second.owner] <= 0) live_per_owner_.erase(it->second.owner);
+      live_.erase(it);
+    }
+  }
+  job_changed_.notify_all();
+  return changed;
+}
+
+void EvalService::requeue_or_fail(std::int64_t id, const std::string& owner,
+                                  const std::string& reason) {
+  auto job = store_.get(id);
+  if (!job.ok() || !*job || (*job)->state != JobState::kRunning) return;  // cancelled meanwhile
+  if ((*job)->attempts >= options_.max_attempts) {
+    finish(id, JobState::kFailed, reason, "", "", (*job)->submitted_at, (*job)->started_at);
+    return;
+  }
+  auto requeued = store_.requeue(id, reason);
+  if (!requeued.ok() || !*requeued) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(id);
+    if (it == live_.end()) return;
+    it->second.slot = -1;
+    queue_.push_front(owner, id);
+  }
+  work_available_.notify_one();
+  job_changed_.notify_all();
+}
+
+Json EvalService::health() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Json workers = Json::array();
+  int serving = 0, busy = 0;
+  for (const auto& slot : slots_) {
+    workers.push_back(slot->health.to_json());
+    if (slot->health.state == "idle" || slot->health.state == "busy") ++serving;
+    if (slot->health.state == "busy") ++busy;
+  }
+  const std::int64_t running = static_cast<std::int64_t>(live_.size() - queue_.size());
+  return Json{{"status", serving > 0 ? "ok" : "degraded"},
+              {"workers", workers},
+              {"capacity",
+               Json{{"workers", slots_.size()}, {"serving", serving}, {"free", serving - busy}}},
+              {"queue",
+               Json{{"queued", queue_.size()}, {"running", running}, {"owners", queue_.owners()}}}};
+}
+
+std::string EvalService::metrics_text() {
+  ServiceGauges gauges;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    gauges.queued = static_cast<std::int64_t>(queue_.size());
+    gauges.running = static_cast<std::int64_t>(live_.size() - queue_.size());
+    gauges.waiters = waiters_;
+    for (const auto& slot : slots_) gauges.worker_states[slot->health.name] = slot->health.state;
+  }
+  return metrics_.render(gauges);
+}
+
+std::pair<int, int> EvalService::run_retention() {
+  const double before = clock_.now_seconds() - options_.retention_seconds;
+  auto purged = store_.purge_finished(before);
+  int artifacts_removed = 0;
+  if (auto live = store_.live_artifacts(); live.ok()) {
+    std::set<std::string> keep(live->begin(), live->end());
+    artifacts_removed = artifacts_.remove_unreferenced(keep, options_.retention_seconds);
+  }
+  return {purged.ok() ? *purged : 0, artifacts_removed};
+}
+
+void EvalService::housekeeping_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    run_retention();
+    lock.lock();
+    stop_requested_.wait_for(lock, std::chrono::duration<double>(options_.housekeeping_seconds),
+                             [&] { return stopping_; });
+  }
+}
+
+}  // namespace ptxb::service
