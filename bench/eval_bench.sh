@@ -17,31 +17,8 @@ TASKS=(gemm_n7168_k5120 mha_with_lse_d128 mha_with_lse_d128_causal mha_bwd_d128 
 export PTXBENCH_CACHE_DIR=${PTXBENCH_CACHE_DIR:-/tmp/ptxb-cache}
 
 # A stub `run` for each task: it only has to compile; the library runs in its slot.
-for t in "${TASKS[@]}"; do
-  "$BIN/ptxbench" tasks show "$t" --json >"$W/task_$t.json" || exit 1
-  python3 - "$W/task_$t.json" "$W/stub_$t.cu" "$W/params_$t.json" <<'PY'
-import json, re, sys
-task = json.load(open(sys.argv[1]))
-sig = task["signature"]
-open(sys.argv[2], "w").write("#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n#include <cstdint>\n" + sig + " {}\n")
-d = task["definition"]
-axes = {a: v["value"] for a, v in d["axes"].items() if "value" in v}
-axes.update(task["workload"]["axes"])
-dtypes = {k: v["dtype"] for k, v in list(d["inputs"].items()) + list(d["outputs"].items())}
-params = []
-for p in re.match(r"void run\((.*)\)", sig).group(1).split(","):
-    name = p.strip().split()[-1].lstrip("*")
-    if name == "stream": continue
-    if name in task["shapes"]:
-        n = 1
-        for x in task["shapes"][name]: n *= x
-        params.append({"name": name, "tensor": {"dtype": dtypes[name], "elements": n,
-                       "init": "normal" if name in d["inputs"] else "zeros"}})
-    else:
-        params.append({"name": name, "i64": axes[name]})
-json.dump({"signature": sig, "seed": 7, "warmup_calls": 1, "params": params}, open(sys.argv[3], "w"))
-PY
-done
+source bench/task_stubs.sh
+make_stubs "$W" "${TASKS[@]}" || exit 1
 
 echo "== 1. A/A GEMM x10"
 for i in $(seq 1 10); do

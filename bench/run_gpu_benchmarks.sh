@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # GPU benchmarks run by `scripts/gpu_check.sh bench` (BIN, LIBEXEC and OUT_DIR set there).
 # PTXB_BENCHMARKS picks them (default "eval solutions"): eval (A/A and the evaluator's costs,
-# about 4 minutes) and solutions (every reference rung, three seeds: about 13 minutes).
+# about 4 minutes), solutions (every reference rung, three seeds: about 13 minutes) and aa (A/A
+# fidelity per task and seed, bench/aa_bench.sh: AA_TASKS, AA_SEEDS; about 10 s per evaluation).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 for b in ${PTXB_BENCHMARKS:-eval solutions}; do
   case "$b" in
     eval) bash bench/eval_bench.sh ;;
+    aa) bash bench/aa_bench.sh ;;
     solutions) bash bench/solutions_bench.sh ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions)" >&2; exit 2 ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa)" >&2; exit 2 ;;
   esac
 done

@@ -1,6 +1,6 @@
 // `ptxbench eval KERNEL.cu --task NAME [--json] [--trace-out FILE.jsonl] [--sanitize]
 //                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
-//                [--unsafe-no-sandbox]`
+//                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
 // compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md).
@@ -31,6 +31,7 @@ struct EvalFlags {
   bool no_ncu = false;
   bool feedback = false;
   bool unsafe_no_sandbox = false;
+  std::string timing_protocol = "interleaved";
 };
 
 Status append_traces(const std::string& path, const EvalResult& result, const Task& task,
@@ -76,6 +77,11 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
         app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
                      "Run the candidate without the sandbox (recorded in the result and the "
                      "feedback; for debugging the harness only)");
+        app.add_option("--timing-protocol", flags->timing_protocol,
+                       "interleaved (default): reference and candidate timed in alternating "
+                       "blocks in a secret order, so both see the same clock and power state; "
+                       "sequential: the reference first, then the candidate")
+            ->check(CLI::IsMember({"interleaved", "sequential"}));
         auto adjust_options = install(extension, app);
         return [flags, adjust_options, &globals]() -> Result<int> {
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
@@ -92,6 +98,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.ncu = !flags->no_ncu;
           request.options.trials = flags->trials;
           request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
+          request.options.timing.interleave = flags->timing_protocol == "interleaved";
           adjust_options(request.options);
           SystemProcessRunner processes;
           PTXB_ASSIGN_OR_RETURN(EvalResult result, evaluate(request, registry, globals.tasks_dirs,

@@ -318,6 +318,8 @@ Json WorkloadEval::to_json() const {
   j["reference_timing"] = reference_timing ? reference_timing->to_json() : Json(nullptr);
   j["speedup"] = speedup ? Json(*speedup) : Json(nullptr);
   if (speedup_interval) j["speedup_interval"] = speedup_interval->to_json();
+  if (reference_solo_timing) j["reference_solo_timing"] = reference_solo_timing->to_json();
+  if (timing_interleave) j["timing_interleave"] = timing_interleave->to_json();
   j["physical_floor_ms"] = physical_floor_ms;
   j["reference"] = reference.to_json();
   j["runner"] = runner.to_json();
@@ -345,6 +347,8 @@ Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   r.optional("reference_timing", w.reference_timing);
   r.optional("speedup", w.speedup);
   r.optional("speedup_interval", w.speedup_interval);
+  r.optional("reference_solo_timing", w.reference_solo_timing);
+  r.optional("timing_interleave", w.timing_interleave);
   r.required("physical_floor_ms", w.physical_floor_ms);
   r.required("reference", w.reference).required("runner", w.runner);
   r.required("integrity", w.integrity).required("flags", w.flags);

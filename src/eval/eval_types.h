@@ -20,6 +20,7 @@
 #include "core/result.h"
 #include "eval/batch_bound.h"
 #include "eval/device_facts.h"
+#include "eval/interleave.h"
 #include "eval/speedup_interval.h"
 #include "eval/timing_stats.h"
 #include "trace/trace.h"
@@ -191,6 +192,10 @@ struct WorkloadEval {
   std::optional<TimingStats> reference_timing;
   std::optional<double> speedup;                    // reference median / candidate median
   std::optional<SpeedupInterval> speedup_interval;  // 95 % bootstrap (speedup_interval.h)
+  // Interleaved timing (interleave.h): the reference's solo calibration (reference_timing is
+  // then over its interleaved blocks) and the blocks; absent when timed sequentially.
+  std::optional<TimingStats> reference_solo_timing;
+  std::optional<InterleaveRecord> timing_interleave;
   double physical_floor_ms = 0;
   ReferenceRecord reference;  // backend description, when and how it was timed
   RunnerRecord runner;        // exit, logs (the model sees them as logs), GPU state

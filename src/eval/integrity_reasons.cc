@@ -40,6 +40,7 @@ constexpr VerdictReason kReasons[] = {
     {kSandboxFileSizeLimit, S::kRuntimeError, "sandbox: RLIMIT_FSIZE (SIGXFSZ)"},
     {kSandboxUnavailable, S::kInfraError, "supervisor: ptxbench-sandbox not found"},
     {kSandboxSetup, S::kInfraError, "sandbox: launcher failure or weaker self-report"},
+    {kReferenceDrift, S::kInfraError, "supervisor: a reference block vs its solo calibration"},
     {kForbiddenHeader, S::kForbidden, "compile: header allow-list (preprocessor line markers)"},
     {kForbiddenSymbol, S::kForbidden, "compile: undefined-symbol allow-list (.dynsym)"},
 };

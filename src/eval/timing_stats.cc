@@ -9,19 +9,27 @@
 namespace ptxb {
 
 Json TimingPolicy::to_json() const {
-  return Json{{"warmup_calls", warmup_calls},
-              {"min_samples", min_samples},
-              {"target_rse", target_rse},
-              {"max_samples", max_samples},
-              {"min_samples_slow", min_samples_slow},
-              {"budget_seconds", budget_seconds},
-              {"call_limit_floor_seconds", call_limit_floor_seconds},
-              {"call_limit_reference_multiple", call_limit_reference_multiple},
-              {"bracket_tolerance_ns", bracket_tolerance_ns},
-              {"physical_floor_fraction", physical_floor_fraction},
-              {"fresh_input_slowdown_limit", fresh_input_slowdown_limit},
-              {"revalidation_speedup", revalidation_speedup},
-              {"revalidation_trials", revalidation_trials}};
+  Json j{{"warmup_calls", warmup_calls},
+         {"min_samples", min_samples},
+         {"target_rse", target_rse},
+         {"max_samples", max_samples},
+         {"min_samples_slow", min_samples_slow},
+         {"budget_seconds", budget_seconds},
+         {"call_limit_floor_seconds", call_limit_floor_seconds},
+         {"call_limit_reference_multiple", call_limit_reference_multiple},
+         {"bracket_tolerance_ns", bracket_tolerance_ns},
+         {"physical_floor_fraction", physical_floor_fraction},
+         {"fresh_input_slowdown_limit", fresh_input_slowdown_limit},
+         {"revalidation_speedup", revalidation_speedup},
+         {"revalidation_trials", revalidation_trials}};
+  // Sequential timing writes the policy as it was before interleaving existed, so documents of
+  // either age read back the same (from_json: no "interleave" means sequential).
+  if (interleave) {
+    j["interleave"] = true;
+    j["block_samples"] = block_samples;
+    j["drift_limit"] = drift_limit;
+  }
+  return j;
 }
 
 Result<TimingPolicy> TimingPolicy::from_json(const Json& json) {
@@ -39,7 +47,13 @@ Result<TimingPolicy> TimingPolicy::from_json(const Json& json) {
   r.optional("fresh_input_slowdown_limit", p.fresh_input_slowdown_limit);
   r.optional("revalidation_speedup", p.revalidation_speedup);
   r.optional("revalidation_trials", p.revalidation_trials);
+  // Absent in documents written before interleaved timing existed, whose timing was sequential.
+  p.interleave = false;
+  r.optional("interleave", p.interleave).optional("block_samples", p.block_samples);
+  r.optional("drift_limit", p.drift_limit);
   PTXB_RETURN_IF_ERROR(r.status());
+  if (p.block_samples < 1) return make_error("validation", "timing: block_samples must be >= 1");
+  if (!(p.drift_limit > 0)) return make_error("validation", "timing: drift_limit must be > 0");
   return p;
 }
 

@@ -45,6 +45,16 @@ struct TimingPolicy {
   // paper's shapes, so 3x is far more often a measurement artefact or a trick than a win.
   double revalidation_speedup = 3.0;
   int revalidation_trials = 5;  // each on fully regenerated inputs, verified and timed
+  // Interleaved timing (eval/interleave.h): after the reference's solo calibration, reference
+  // and candidate are sampled in blocks of `block_samples` timed calls, each pair of blocks in
+  // an order drawn from the evaluation's secret, so both sides see the same clock and power
+  // state. false: the candidate is timed after the reference, as before (sequential).
+  bool interleave = true;
+  int block_samples = 10;
+  // A reference block whose median is more than this fraction away from the reference's solo
+  // calibration voids the evaluation (INFRA_ERROR `reference_drift`): something other than the
+  // library changed the reference's speed between the two.
+  double drift_limit = 0.02;
 
   Json to_json() const;
   static Result<TimingPolicy> from_json(const Json& json);

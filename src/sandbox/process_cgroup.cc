@@ -191,6 +191,20 @@ Status ProcessCgroup::remove() {
   return fs_->remove_dir(path_);
 }
 
+Status set_group_frozen(CgroupFs& fs, const std::string& group_dir, bool frozen,
+                        std::chrono::milliseconds wait) {
+  PTXB_RETURN_IF_ERROR(fs.write(group_dir + "/cgroup.freeze", frozen ? "1" : "0"));
+  const std::string want = frozen ? "frozen 1" : "frozen 0";
+  for (auto waited = std::chrono::milliseconds(0);; waited += std::chrono::milliseconds(1)) {
+    PTXB_ASSIGN_OR_RETURN(std::string events, fs.read(group_dir + "/cgroup.events"));
+    if (events.find(want) != std::string::npos) return ok_status();
+    if (waited >= wait)
+      return make_error("cgroup", "{}: not {} {} ms after the request", group_dir,
+                        frozen ? "frozen" : "thawed", wait.count());
+    fs.pause(std::chrono::milliseconds(1));
+  }
+}
+
 Status join_cgroup(CgroupFs& fs, const std::string& cgroup_dir, std::int64_t pid) {
   return fs.write(cgroup_dir + "/cgroup.procs", std::to_string(pid));
 }

@@ -90,6 +90,13 @@ class ProcessCgroup {
   bool has_kill_;
 };
 
+// Freezes (`frozen` true) or thaws the group at `group_dir`: writes cgroup.freeze, then polls
+// cgroup.events until its "frozen" line agrees (up to `wait`). Frozen tasks do not run at all, on
+// any CPU, until thawed; GPU work they already submitted is not theirs to stop (interleaved
+// timing: supervisor/stage_timing.cc).
+Status set_group_frozen(CgroupFs& fs, const std::string& group_dir, bool frozen,
+                        std::chrono::milliseconds wait);
+
 // The launcher's side: moves the calling process (`pid`) into `cgroup_dir` (its cgroup.procs).
 Status join_cgroup(CgroupFs& fs, const std::string& cgroup_dir, std::int64_t pid);
 

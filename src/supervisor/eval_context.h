@@ -34,6 +34,8 @@ struct RunnerSide {
   std::optional<Finding> failure;
   std::string role;             // "candidate runner", "reference runner": for messages
   bool answered_hello = false;  // before that, only ptxbench-sandbox can have failed
+  // Its process tree's cgroup ("" without one): frozen while the other side is timed.
+  std::string cgroup_dir;
 };
 
 // What timing one side produced (stage_timing.cc time_side).
@@ -108,6 +110,9 @@ struct EvalContext {
   // The candidate's per-call limit: the policy's floor, raised by the reference's median.
   std::chrono::milliseconds call_limit{0};
   RunnerSide candidate;
+  // The reference runner, kept from its solo calibration (stage_reference.cc) to the end of
+  // interleaved timing; no session when timing is sequential or there is no library reference.
+  RunnerSide reference;
   SideTiming candidate_timing;  // its samples; fresh_ns grows with re-validation's trials
   std::vector<double> reference_samples_ns;  // the reference's timed samples
   // The batch bound: its policy and what the reference runner calibrated (stage_bound.cc).

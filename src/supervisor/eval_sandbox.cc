@@ -92,9 +92,14 @@ Result<std::size_t> EvalSandbox::end_process_trees() {
   return survivors;
 }
 
-std::string EvalSandbox::latest_group_procs() const {
+std::string EvalSandbox::latest_group_dir() const {
   if (!enabled_ || cgroups_.empty()) return "";
-  return cgroups_.back().path() + "/cgroup.procs";
+  return cgroups_.back().path();
+}
+
+std::string EvalSandbox::latest_group_procs() const {
+  const std::string dir = latest_group_dir();
+  return dir.empty() ? dir : dir + "/cgroup.procs";
 }
 
 Result<SandboxPolicy> EvalSandbox::policy(bool library_in_slot, SeccompProfile profile) {

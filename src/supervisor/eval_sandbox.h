@@ -64,6 +64,8 @@ class EvalSandbox {
   // cgroup.procs of the process tree the latest runner_prefix() set up; "" when the trees are
   // not in cgroups of their own (sandbox off, or the process-group fallback).
   std::string latest_group_procs() const;
+  // Its directory ("" likewise).
+  std::string latest_group_dir() const;
 
   // Kills whatever is left of every sandboxed process tree started so far and removes their
   // cgroups (sandbox/process_cgroup.h); returns how many processes were still there — after the

@@ -30,8 +30,12 @@ StageOutcome stage_reference(EvalContext& ctx) {
         "reference batch bound: " + f->detail + "\n" + cap_log(reference.session->log(), 4096);
     return ctx.conclude_finding(*f);
   }
-  // Timed already: a reference that does not shut down cleanly changes nothing.
-  (void)reference.session->shutdown(milliseconds(10000));
+  // Interleaved timing samples it again beside the candidate (stage_timing.cc); otherwise it is
+  // timed already, and a reference that does not shut down cleanly changes nothing.
+  if (policy.interleave)
+    ctx.reference = std::move(reference);
+  else
+    (void)reference.session->shutdown(milliseconds(10000));
   WorkloadEval& w = ctx.workload;
   w.reference_timing = timing.stats;
   ctx.reference_samples_ns = timing.samples_ns;

@@ -172,6 +172,7 @@ RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& la
   }
   side.session = std::move(spawned).value();
   // The candidate's runner: the kernel's count of its processes after every call.
+  if (!tool) side.cgroup_dir = ctx.sandbox->latest_group_dir();
   const pid_t runner_pid = side.session->process_id();
   if (const std::string procs = ctx.sandbox->latest_group_procs();
       !tool && !library_in_slot && !procs.empty() && runner_pid > 0)

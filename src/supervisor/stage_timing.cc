@@ -5,7 +5,9 @@
 
 #include "core/strings.h"
 #include "eval/integrity_reasons.h"
+#include "eval/interleave.h"
 #include "eval/speedup_interval.h"
+#include "sandbox/process_cgroup.h"
 #include "supervisor/eval_stages.h"
 
 namespace ptxb {
@@ -77,26 +79,36 @@ struct SampleLog {
 
 }  // namespace
 
-SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
-                     milliseconds call_limit) {
-  const TimingPolicy& policy = ctx.policy;
+namespace {
+
+// One side's timing in progress: its runner, its samples, the calls made so far. The same code
+// path times both sides, sequentially (time_side) or in interleaved blocks.
+struct SideSampler {
+  EvalContext& ctx;
+  RunnerSide& side;
+  bool is_candidate;
+  milliseconds call_limit;
   SideTiming out;
-  const auto side_start = EvalClock::now();
   SampleLog samples;
-  // Unpredictable verification (design.md §3.4, docs/integrity.md): every timed call's outputs
-  // are poisoned with a fresh pattern, so the buffers do not tell a verified call from another;
-  // a secret random subset of all timed calls, early and late, is verified after an in-place
-  // rewrite of its inputs, with the inputs hashed around it. The reference's calls are poisoned
-  // the same way (same supervisor work between calls), never verified.
   int call_index = 0;
-  for (int i = 0;; ++i) {
-    const bool warmup = i < policy.warmup_calls;
-    const int sample = i - policy.warmup_calls;
-    if (!warmup) {
-      const double elapsed = std::chrono::duration<double>(EvalClock::now() - side_start).count();
-      if (next_sampling_step(samples.device_ns, elapsed, policy) != SamplingDecision::kContinue)
-        break;
-    }
+  double seconds = 0;  // wall time spent on this side: its sampling budget
+
+  SamplingDecision decision() const {
+    return next_sampling_step(samples.device_ns, seconds, ctx.policy);
+  }
+  void finish() {
+    out.stats = samples.summarize(ctx.policy);
+    out.samples_ns = samples.device_ns;
+  }
+
+  // One call. Unpredictable verification (design.md §3.4, docs/integrity.md): every timed
+  // call's outputs are poisoned with a fresh pattern, so the buffers do not tell a verified call
+  // from another; a secret random subset of all timed calls, early and late, is verified after
+  // an in-place rewrite of its inputs, with the inputs hashed around it. The reference's calls
+  // are poisoned the same way (same supervisor work between calls), never verified. Warm-up
+  // calls are not recorded. False on a failure (out.failure).
+  bool call(bool warmup) {
+    const int sample = static_cast<int>(samples.device_ns.size());
     const int set = call_index++ % ctx.num_sets;
     const int trial = secret_poison_trial(ctx);
     std::optional<RefreshKind> verify;
@@ -104,62 +116,197 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
     std::uint64_t input_hash = 0;
     if (verify) {
       auto refreshed = refresh_inputs(ctx, *verify, set, trial);
-      if (!refreshed.ok()) {
-        out.failure = Finding{PtxbStatus::kInfraError, "refresh", refreshed.error().message};
-        return out;
-      }
+      if (!refreshed.ok())
+        return fail({PtxbStatus::kInfraError, "refresh", refreshed.error().message});
       input_hash = *refreshed;
     } else if (!warmup) {
-      if (auto s = ctx.device.poison(set, trial); !s.ok()) {
-        out.failure = Finding{PtxbStatus::kInfraError, "poison", s.error().message};
-        return out;
-      }
+      if (auto s = ctx.device.poison(set, trial); !s.ok())
+        return fail({PtxbStatus::kInfraError, "poison", s.error().message});
     }
     CallBracket bracket;
     auto reply = side.session->call(CallRequest{static_cast<std::uint64_t>(set), true, false},
                                     call_limit, &bracket);
-    if (!reply.ok()) {
-      out.failure = call_failure(side, reply.error(), call_limit);
-      return out;
-    }
-    if ((out.failure =
-             reply_findings(*reply, is_candidate ? ctx.reply_checks : ctx.reference_reply_checks)))
-      return out;
+    if (!reply.ok()) return fail(call_failure(side, reply.error(), call_limit));
+    if (auto f =
+            reply_findings(*reply, is_candidate ? ctx.reply_checks : ctx.reference_reply_checks))
+      return fail(*f);
     // Correctness passed before timing started, so a call that enqueued nothing did its work
     // somewhere the window does not see.
-    if (is_candidate && !reply->has_window) {
-      out.failure = Finding{PtxbStatus::kRewardHack, std::string(reason::kNoGpuWork),
-                            fmt::format("timed call {} enqueued no GPU work on any stream "
-                                        "(the results were produced outside the call)",
-                                        i + 1)};
-      return out;
-    }
+    if (is_candidate && !reply->has_window)
+      return fail({PtxbStatus::kRewardHack, std::string(reason::kNoGpuWork),
+                   fmt::format("timed call {} enqueued no GPU work on any stream (the results "
+                               "were produced outside the call)",
+                               sample + 1)});
     if (verify)
-      if ((out.failure = check_refresh(ctx, out, *verify, set, sample, trial, input_hash, *reply)))
-        return out;
-    if (warmup) continue;
+      if (auto f = check_refresh(ctx, out, *verify, set, sample, trial, input_hash, *reply))
+        return fail(*f);
+    if (warmup) return true;
     // The device time can never exceed the supervisor's own round trip around the call.
     if (static_cast<double>(reply->device_ns) >
-        static_cast<double>(bracket.round_trip_ns) + policy.bracket_tolerance_ns) {
-      out.failure = Finding{PtxbStatus::kRewardHack, std::string(reason::kDeviceTimeExceedsBracket),
-                            fmt::format("reported device time {} ns exceeds the supervisor's "
-                                        "round trip {} ns",
-                                        reply->device_ns, bracket.round_trip_ns)};
-      return out;
-    }
+        static_cast<double>(bracket.round_trip_ns) + ctx.policy.bracket_tolerance_ns)
+      return fail({PtxbStatus::kRewardHack, std::string(reason::kDeviceTimeExceedsBracket),
+                   fmt::format("reported device time {} ns exceeds the supervisor's round trip "
+                               "{} ns",
+                               reply->device_ns, bracket.round_trip_ns)});
     samples.add(*reply, bracket);
     out.kernels.add(*reply);
     if (!verify) out.repeat_ns.push_back(static_cast<double>(reply->device_ns));
+    return true;
   }
-  out.stats = samples.summarize(policy);
-  out.samples_ns = samples.device_ns;
-  return out;
+
+ private:
+  bool fail(Finding f) {
+    out.failure = std::move(f);
+    return false;
+  }
+};
+
+}  // namespace
+
+SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
+                     milliseconds call_limit) {
+  SideSampler s{ctx, side, is_candidate, call_limit};
+  const auto start = EvalClock::now();
+  for (int i = 0; i < ctx.policy.warmup_calls; ++i)
+    if (!s.call(true)) return s.out;
+  while (true) {
+    s.seconds = std::chrono::duration<double>(EvalClock::now() - start).count();
+    if (s.decision() != SamplingDecision::kContinue) break;
+    if (!s.call(false)) return s.out;
+  }
+  s.finish();
+  return s.out;
 }
+
+namespace {
+
+// Freezes the candidate's processes for the life of the guard (interleaved timing: the reference
+// is timed while the candidate cannot run).
+class CandidateFrozen {
+ public:
+  explicit CandidateFrozen(const std::string& group) : group_(group) {}
+  Status freeze() {
+    if (group_.empty()) return ok_status();
+    PTXB_RETURN_IF_ERROR(set_group_frozen(real_cgroup_fs(), group_, true, kWait));
+    frozen_ = true;
+    return ok_status();
+  }
+  Status thaw() {
+    if (!frozen_) return ok_status();
+    frozen_ = false;
+    return set_group_frozen(real_cgroup_fs(), group_, false, kWait);
+  }
+  ~CandidateFrozen() { (void)thaw(); }
+
+ private:
+  static constexpr milliseconds kWait{2000};
+  const std::string& group_;
+  bool frozen_ = false;
+};
+
+// One block of `which`: one untimed call (the switch between processes), then block_samples
+// timed calls; the supervisor's NVML readings around it.
+Result<TimingBlock> run_block(EvalContext& ctx, SideSampler& s, TimedSide which) {
+  TimingBlock block;
+  block.side = which;
+  block.first_sample = static_cast<int>(s.samples.device_ns.size());
+  CandidateFrozen frozen(ctx.candidate.cgroup_dir);
+  if (which == TimedSide::kReference) PTXB_RETURN_IF_ERROR(frozen.freeze());
+  const auto start = EvalClock::now();
+  auto before = ctx.device.facts();
+  bool ok = s.call(true);
+  for (int i = 0; ok && i < ctx.policy.block_samples; ++i) ok = s.call(false);
+  auto after = ctx.device.facts();
+  s.seconds += std::chrono::duration<double>(EvalClock::now() - start).count();
+  PTXB_RETURN_IF_ERROR(frozen.thaw());
+  if (!ok) return block;  // s.out.failure says why
+  std::vector<double> mine(s.samples.device_ns.begin() + block.first_sample,
+                           s.samples.device_ns.end());
+  std::sort(mine.begin(), mine.end());
+  block.samples = static_cast<int>(mine.size());
+  block.median_ms = percentile_sorted(mine, 0.5) * 1e-6;
+  for (const auto* facts : {&before, &after}) {
+    if (!facts->ok()) continue;
+    for (const auto& r : (*facts)->clock_event_reasons)
+      if (std::find(block.clock_event_reasons.begin(), block.clock_event_reasons.end(), r) ==
+          block.clock_event_reasons.end())
+        block.clock_event_reasons.push_back(r);
+  }
+  if (before.ok()) block.sm_clock_mhz_before = before->sm_clock_mhz;
+  if (after.ok()) block.sm_clock_mhz_after = after->sm_clock_mhz;
+  return block;
+}
+
+bool sampling_exhausted(SamplingDecision d) {
+  return d == SamplingDecision::kStopCap || d == SamplingDecision::kStopBudget;
+}
+
+// Reference and candidate in blocks, each pair in a secret order (eval/interleave.h).
+StageOutcome interleaved_timing(EvalContext& ctx) {
+  WorkloadEval& w = ctx.workload;
+  InterleaveRecord rec;
+  rec.block_samples = ctx.policy.block_samples;
+  rec.drift_limit = ctx.policy.drift_limit;
+  rec.reference_solo_median_ms = w.reference_timing->median_ms;
+  rec.candidate_freeze = ctx.candidate.cgroup_dir.empty()
+                             ? "none: no cgroup of its own (sandbox off or process-group fallback)"
+                             : "cgroup";
+  SideSampler ref{ctx, ctx.reference, false, seconds_to_ms(60.0)};
+  SideSampler cand{ctx, ctx.candidate, true, ctx.call_limit};
+  // The reference is warm from its calibration; the candidate warms up alone, as it would
+  // sequentially (lazy loading, first-call autotuning, the clock ramp).
+  const auto warm_start = EvalClock::now();
+  for (int i = 0; i < ctx.policy.warmup_calls; ++i)
+    if (!cand.call(true)) return ctx.fail_candidate(*cand.out.failure);
+  cand.seconds = std::chrono::duration<double>(EvalClock::now() - warm_start).count();
+  while (true) {
+    const SamplingDecision rd = ref.decision(), cd = cand.decision();
+    if (sampling_exhausted(rd) || sampling_exhausted(cd)) break;
+    if (rd != SamplingDecision::kContinue && cd != SamplingDecision::kContinue) break;
+    for (TimedSide which : next_pair_order(ctx.secret_rng)) {
+      SideSampler& s = which == TimedSide::kReference ? ref : cand;
+      auto block = run_block(ctx, s, which);
+      if (!block.ok())
+        return ctx.conclude(PtxbStatus::kInfraError, "cgroup", block.error().message);
+      if (s.out.failure) {
+        if (s.is_candidate) return ctx.fail_candidate(*s.out.failure);
+        Finding f = *s.out.failure;
+        f.status = PtxbStatus::kInfraError;
+        f.detail = "reference: " + f.detail + "\n" + cap_log(ctx.reference.session->log(), 4096);
+        return ctx.conclude_finding(f);
+      }
+      if (auto drift = drift_violation(*block, rec.reference_solo_median_ms, rec.drift_limit)) {
+        add_block(rec, std::move(block).value());
+        w.timing_interleave = rec;
+        return ctx.conclude(PtxbStatus::kInfraError, std::string(reason::kReferenceDrift), *drift);
+      }
+      add_block(rec, std::move(block).value());
+    }
+  }
+  ref.finish();
+  cand.finish();
+  w.reference_solo_timing = w.reference_timing;
+  w.reference_timing = ref.out.stats;
+  ctx.reference_samples_ns = ref.samples.device_ns;
+  ctx.candidate_timing = std::move(cand.out);
+  w.timing_interleave = std::move(rec);
+  // Done with the yardstick: the GPU-state guard and the batch bound expect the candidate alone.
+  (void)ctx.reference.session->shutdown(milliseconds(10000));
+  (void)ctx.reference.session->wait(milliseconds(5000));
+  ctx.reference.session.reset();
+  return StageOutcome::kContinue;
+}
+
+}  // namespace
 
 StageOutcome stage_timing(EvalContext& ctx) {
   const auto start = EvalClock::now();
-  ctx.candidate_timing = time_side(ctx, ctx.candidate, true, ctx.call_limit);
   WorkloadEval& w = ctx.workload;
+  if (ctx.reference.session && w.reference_timing) {
+    if (interleaved_timing(ctx) == StageOutcome::kDone) return StageOutcome::kDone;
+  } else {
+    ctx.candidate_timing = time_side(ctx, ctx.candidate, true, ctx.call_limit);
+  }
   const SideTiming& timing = ctx.candidate_timing;
   w.checks.insert(w.checks.end(), timing.refresh_checks.begin(), timing.refresh_checks.end());
   if (timing.failure) return ctx.fail_candidate(*timing.failure);

@@ -963,6 +963,69 @@ TEST_F(EvaluatorTest, LoadFailureIsTheCandidatesRuntimeError) {
   EXPECT_EQ(r.reason, "load_failed");
 }
 
+TEST_F(EvaluatorTest, InterleavedTimingAlternatesBlocksOfBothRunnersInASecretOrder) {
+  std::vector<std::uint64_t> reference_sets;
+  launcher_.reference = [&] {
+    auto s = std::make_unique<FakeSession>();
+    s->device_ns = 750'000;
+    s->sets_log = &reference_sets;
+    return s;
+  };
+  job_.request.options.timing.block_samples = 3;
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const WorkloadEval& w = r.workloads[0];
+  ASSERT_TRUE(w.timing_interleave.has_value());
+  ASSERT_TRUE(w.reference_solo_timing.has_value());
+  const InterleaveRecord& rec = *w.timing_interleave;
+  EXPECT_EQ(rec.block_samples, 3);
+  EXPECT_NEAR(rec.reference_solo_median_ms, 0.75, 1e-9);
+  // 6 samples per side at least: two pairs of 3-sample blocks, both sides in every pair.
+  ASSERT_GE(rec.blocks.size(), 4u);
+  ASSERT_EQ(rec.blocks.size() % 2, 0u);
+  for (std::size_t i = 0; i < rec.blocks.size(); i += 2)
+    EXPECT_NE(rec.blocks[i].side, rec.blocks[i + 1].side);
+  EXPECT_EQ(w.reference_timing->samples, static_cast<int>(rec.blocks.size() / 2) * 3);
+  EXPECT_EQ(w.candidate_timing->samples, static_cast<int>(rec.blocks.size() / 2) * 3);
+  EXPECT_NEAR(*w.speedup, 0.75, 1e-9);
+  EXPECT_NEAR(rec.max_abs_drift, 0.0, 1e-12);
+  // The sandbox has no cgroup on this machine: the record says the candidate was not frozen.
+  EXPECT_FALSE(rec.candidate_freeze.empty());
+  // The solo calibration's calls come first, then the blocks' (one untimed call each).
+  EXPECT_EQ(reference_sets.size(), static_cast<std::size_t>(w.reference_solo_timing->samples + 2 +
+                                                            rec.blocks.size() / 2 * 4) +
+                                       /* the batch bound's calibration makes no call() */ 0);
+  auto back = EvalResult::from_json(r.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->to_json(), r.to_json());
+}
+
+TEST_F(EvaluatorTest, AReferenceThatDriftsDuringInterleavingVoidsTheEvaluation) {
+  launcher_.reference = [] {
+    auto s = std::make_unique<FakeSession>();
+    s->device_ns = 750'000;
+    // 5.3 % slower once the solo calibration is over (2 warm-up + 12 samples).
+    s->on_call = [](int index, CallReply reply) -> Result<CallReply> {
+      if (index >= 14) reply.device_ns = 790'000;  // within the fake bracket (+50 us)
+      return reply;
+    };
+    return s;
+  };
+  job_.request.options.timing.min_samples = 12;  // the solo calibration takes exactly 2 + 12
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError) << r.message;
+  EXPECT_EQ(r.reason, "reference_drift");
+  EXPECT_NE(r.message.find("+5.3 %"), std::string::npos) << r.message;
+}
+
+TEST_F(EvaluatorTest, SequentialTimingIsStillAvailable) {
+  job_.request.options.timing.interleave = false;
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_FALSE(r.workloads[0].timing_interleave.has_value());
+  EXPECT_FALSE(r.workloads[0].reference_solo_timing.has_value());
+}
+
 TEST_F(EvaluatorTest, ReferenceFailureIsInfraError) {
   launcher_.reference = [] {
     auto s = std::make_unique<FakeSession>();

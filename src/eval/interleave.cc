@@ -1,0 +1,115 @@
+#include "eval/interleave.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/json_fields.h"
+
+namespace ptxb {
+
+std::string_view timed_side_name(TimedSide side) {
+  return side == TimedSide::kReference ? "reference" : "candidate";
+}
+
+std::vector<TimedSide> next_pair_order(std::mt19937_64& rng) {
+  if (rng() & 1) return {TimedSide::kReference, TimedSide::kCandidate};
+  return {TimedSide::kCandidate, TimedSide::kReference};
+}
+
+double reference_drift(double block_median_ms, double solo_median_ms) {
+  if (!(solo_median_ms > 0)) return 0;
+  return block_median_ms / solo_median_ms - 1.0;
+}
+
+void add_block(InterleaveRecord& record, TimingBlock block) {
+  if (block.side == TimedSide::kReference) {
+    block.drift = reference_drift(block.median_ms, record.reference_solo_median_ms);
+    record.max_abs_drift = std::max(record.max_abs_drift, std::abs(*block.drift));
+  }
+  for (std::uint32_t mhz : {block.sm_clock_mhz_before, block.sm_clock_mhz_after}) {
+    if (mhz == 0) continue;
+    record.sm_clock_mhz_min =
+        record.sm_clock_mhz_min ? std::min(record.sm_clock_mhz_min, mhz) : mhz;
+    record.sm_clock_mhz_max = std::max(record.sm_clock_mhz_max, mhz);
+  }
+  record.clock_spread = record.sm_clock_mhz_max - record.sm_clock_mhz_min > kClockSpreadMhz;
+  record.blocks.push_back(std::move(block));
+}
+
+std::optional<std::string> drift_violation(const TimingBlock& block, double solo_median_ms,
+                                           double limit) {
+  if (block.side != TimedSide::kReference) return std::nullopt;
+  const double drift = reference_drift(block.median_ms, solo_median_ms);
+  if (std::abs(drift) <= limit) return std::nullopt;
+  return fmt::format(
+      "a reference block (samples {}-{}) took {:.4f} ms, {:+.1f} % from the reference's solo "
+      "calibration {:.4f} ms (limit {:.0f} %; SM clock {}-{} MHz): the yardstick moved, so the "
+      "evaluation is void; run it again",
+      block.first_sample + 1, block.first_sample + block.samples, block.median_ms, drift * 100,
+      solo_median_ms, limit * 100, block.sm_clock_mhz_before, block.sm_clock_mhz_after);
+}
+
+Json TimingBlock::to_json() const {
+  Json j{{"side", std::string(timed_side_name(side))},
+         {"first_sample", first_sample},
+         {"samples", samples},
+         {"median_ms", median_ms},
+         {"sm_clock_mhz_before", sm_clock_mhz_before},
+         {"sm_clock_mhz_after", sm_clock_mhz_after},
+         {"clock_event_reasons", clock_event_reasons}};
+  j["drift"] = drift ? Json(*drift) : Json(nullptr);
+  return j;
+}
+
+Result<TimingBlock> TimingBlock::from_json(const Json& json) {
+  TimingBlock b;
+  std::string side;
+  FieldReader r(json);
+  r.required("side", side).required("first_sample", b.first_sample);
+  r.required("samples", b.samples).required("median_ms", b.median_ms);
+  r.optional("sm_clock_mhz_before", b.sm_clock_mhz_before);
+  r.optional("sm_clock_mhz_after", b.sm_clock_mhz_after);
+  r.optional("clock_event_reasons", b.clock_event_reasons).optional("drift", b.drift);
+  PTXB_RETURN_IF_ERROR(r.status());
+  if (side != "reference" && side != "candidate")
+    return make_error("parse", "timing block: side \"{}\" is neither reference nor candidate",
+                      side);
+  b.side = side == "reference" ? TimedSide::kReference : TimedSide::kCandidate;
+  return b;
+}
+
+Json InterleaveRecord::to_json() const {
+  Json blocks_json = Json::array();
+  for (const auto& b : blocks) blocks_json.push_back(b.to_json());
+  return Json{{"block_samples", block_samples},
+              {"drift_limit", drift_limit},
+              {"reference_solo_median_ms", reference_solo_median_ms},
+              {"max_abs_drift", max_abs_drift},
+              {"candidate_freeze", candidate_freeze},
+              {"sm_clock_mhz_min", sm_clock_mhz_min},
+              {"sm_clock_mhz_max", sm_clock_mhz_max},
+              {"clock_spread", clock_spread},
+              {"blocks", blocks_json}};
+}
+
+Result<InterleaveRecord> InterleaveRecord::from_json(const Json& json) {
+  InterleaveRecord rec;
+  FieldReader r(json);
+  r.required("block_samples", rec.block_samples).required("drift_limit", rec.drift_limit);
+  r.required("reference_solo_median_ms", rec.reference_solo_median_ms);
+  r.optional("max_abs_drift", rec.max_abs_drift).optional("candidate_freeze", rec.candidate_freeze);
+  r.optional("sm_clock_mhz_min", rec.sm_clock_mhz_min);
+  r.optional("sm_clock_mhz_max", rec.sm_clock_mhz_max).optional("clock_spread", rec.clock_spread);
+  PTXB_RETURN_IF_ERROR(r.status());
+  if (json.contains("blocks")) {
+    if (!json["blocks"].is_array())
+      return make_error("parse", "timing_interleave.blocks: not a list");
+    for (const auto& b : json["blocks"]) {
+      PTXB_ASSIGN_OR_RETURN(TimingBlock block, TimingBlock::from_json(b));
+      rec.blocks.push_back(std::move(block));
+    }
+  }
+  return rec;
+}
+
+}  // namespace ptxb
