@@ -97,8 +97,7 @@ Status RunDirectory::load_turns() {
   PTXB_ASSIGN_OR_RETURN(std::string text, read_file(path, kMaxRunFileBytes));
   // A line without its newline was being appended when the process or machine died: it was
   // never committed, so it is cut off and the turn is redone.
-  if (!text.empty() && text.back() != '\n') {
-    const std::size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (const std::size_t keep = committed_jsonl_length(text); keep < text.size()) {
     if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
       return make_error("io", "{}: cannot cut off the torn last line: {}", path,
                         std::strerror(errno));

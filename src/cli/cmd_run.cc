@@ -129,8 +129,10 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
   bool resumed = false;
   PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed));
   std::cerr << fmt::format(
-      "run directory: {} ({})\nplan: {} model(s), {} trajectories × {} turns\n", out,
-      resumed ? "resuming" : "new", config.models.size(), plan.trajectories.size(), config.turns);
+      "run directory: {} ({})\nplan: {}, {} × {}\n", out, resumed ? "resuming" : "new",
+      count_noun(static_cast<long long>(config.models.size()), "model"),
+      count_noun(static_cast<long long>(plan.trajectories.size()), "trajectory"),
+      count_noun(config.turns, "turn"));
 
   EvaluatorFactory make_evaluator = [&](const std::string& devices) {
     return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs,
@@ -150,16 +152,17 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
   std::cout << summary.table << std::flush;
   std::cerr << fmt::format("summary: {}/summary.json; metrics: ptxbench report {}\n", out, out);
   if (summary.unfinished > 0)
-    return make_error(
-        "incomplete",
-        "{} of {} trajectories stopped on model or evaluation failures (see {}/summary.json); "
-        "run the same command again to resume them",
-        summary.unfinished, plan.trajectories.size(), out);
+    return make_error("incomplete",
+                      "{} of {} stopped on model or evaluation failures (see {}/summary.json); "
+                      "run the same command again to resume them",
+                      summary.unfinished,
+                      count_noun(static_cast<long long>(plan.trajectories.size()), "trajectory"),
+                      out);
   if (summary.gpu_skipped_turns > 0) {
     std::cerr << fmt::format(
-        "ptxbench: {} turns were compiled and analysed but their GPU stages were skipped (no GPU "
-        "here): they are recorded as INFRA_ERROR (gpu_skipped), not as results\n",
-        summary.gpu_skipped_turns);
+        "ptxbench: {} compiled and analysed but their GPU stages were skipped (no GPU "
+        "here): recorded as INFRA_ERROR (gpu_skipped), not as results\n",
+        count_noun(static_cast<long long>(summary.gpu_skipped_turns), "turn"));
     return 3;
   }
   return 0;

@@ -12,6 +12,18 @@
 #include "core/strings.h"
 
 namespace ptxb::cli {
+namespace {
+
+// CLI11's own words, made to read like our other errors: "--fast-p: Value -1 not in range
+// [0 - 1.79769e+308]" would print DBL_MAX with 309 digits in some versions, so range errors
+// of our own checks carry their message themselves (see cli/cli_checks.h).
+std::string usage_message(const CLI::ParseError& error) {
+  std::string message = error.what();
+  if (message.empty()) message = error.get_name();
+  return message;
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv, const CommandExtensions& extensions) {
   CLI::App app{
@@ -25,6 +37,9 @@ int run_cli(int argc, char** argv, const CommandExtensions& extensions) {
       "Run `ptxbench <command> --help` for a command's options. Docs: docs/cli.md.\n"
       "Environment: PTXBENCH_TASKS_DIR adds task sets (colon-separated), like --tasks-dir.");
 
+  // Global options are accepted after the subcommand too (`ptxbench tasks list --tasks-dir D`):
+  // subcommands created from here on inherit fallthrough.
+  app.fallthrough();
   GlobalOptions globals;
   app.add_option("--tasks-dir", globals.tasks_dirs,
                  "Extra FlashInfer-Trace task set (folder with tasks.json, definitions/, "
@@ -51,15 +66,25 @@ int run_cli(int argc, char** argv, const CommandExtensions& extensions) {
     if (!known) {
       std::cerr << "ptxbench: error: unknown command '" << argv[1] << "' (commands: " << names
                 << "; see ptxbench --help)" << std::endl;
-      return 2;
+      return kUsageExit;
     }
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version are "errors" with exit code 0 in CLI11; every real usage error is 2.
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // --help and --version are "errors" with exit code 0 in CLI11: they print to stdout.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    // Every real usage error: one line in our format, naming where to get help, exit 2.
+    std::string help = "ptxbench --help";
+    for (const CLI::App* sub = &app; sub != nullptr;) {
+      const auto parsed = sub->get_subcommands();
+      if (parsed.empty()) break;
+      sub = parsed.front();
+      help.insert(help.size() - std::string(" --help").size(), " " + sub->get_name());
+    }
+    std::cerr << "ptxbench: error: " << one_line(usage_message(e)) << " (see " << help << ")"
+              << std::endl;
+    return kUsageExit;
   }
   if (const char* env = std::getenv("PTXBENCH_TASKS_DIR"); env && *env) {
     for (const auto& dir : ptxb::split(env, ':'))

@@ -122,13 +122,13 @@ TEST_F(RunCli, BadInputsFailWithOneClearLine) {
       << bad_api.stderr_text;
 
   ProcessResult no_task = testing::run_cli({"run", "--model", "replay", "--out", tmp_ + "/out"});
-  EXPECT_EQ(no_task.exit_code, 1);
+  EXPECT_EQ(no_task.exit_code, 2);  // usage errors exit 2 (issue 21)
   EXPECT_NE(no_task.stderr_text.find("no task"), std::string::npos) << no_task.stderr_text;
 
   ProcessResult bad_variant =
       testing::run_cli({"run", "--model", "replay", "--task", "gemm_n7168_k5120", "--variants",
                         "base,nope", "--out", tmp_ + "/out"});
-  EXPECT_EQ(bad_variant.exit_code, 1);
+  EXPECT_EQ(bad_variant.exit_code, 2);
   EXPECT_NE(bad_variant.stderr_text.find("variant \"nope\" is not a knowledge-pack tag"),
             std::string::npos);
 
