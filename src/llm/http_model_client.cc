@@ -1,7 +1,9 @@
 #include "llm/http_model_client.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <string_view>
 #include <thread>
 
 #include "core/strings.h"
@@ -23,9 +25,34 @@ HttpModelClient::HttpModelClient(ModelConfig config, std::string api_key, HttpTr
     };
 }
 
+namespace {
+
+bool is_key_character(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+}  // namespace
+
+std::string redact_key(std::string text, const std::string& key) {
+  if (key.size() < kMinRedactedKeyLength) return text;
+  static constexpr std::string_view kMark = "[REDACTED]";
+  std::size_t from = 0;
+  while ((from = text.find(key, from)) != std::string::npos) {
+    const std::size_t end = from + key.size();
+    const bool starts_token = from == 0 || !is_key_character(text[from - 1]);
+    const bool ends_token = end == text.size() || !is_key_character(text[end]);
+    if (starts_token && ends_token) {
+      text.replace(from, key.size(), kMark);
+      from += kMark.size();
+    } else {
+      ++from;
+    }
+  }
+  return text;
+}
+
 std::string HttpModelClient::redact(std::string text) const {
-  if (api_key_.empty()) return text;
-  return replace_all(std::move(text), api_key_, "[REDACTED]");
+  return redact_key(std::move(text), api_key_);
 }
 
 double HttpModelClient::jitter() {
