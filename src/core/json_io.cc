@@ -72,6 +72,32 @@ std::string find_depth_error(std::string_view text, std::size_t max_depth) {
   return {};
 }
 
+std::string to_valid_utf8(std::string_view text) {
+  if (find_utf8_error(text).empty()) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // The longest valid sequence at i (1-4 bytes), else one replaced byte.
+    std::size_t valid = 0;
+    for (std::size_t length = 1; length <= 4 && i + length <= text.size(); ++length) {
+      const std::string_view candidate = text.substr(i, length);
+      if (find_utf8_error(candidate).empty()) {
+        valid = length;
+        break;
+      }
+    }
+    if (valid == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    } else {
+      out.append(text.substr(i, valid));
+      i += valid;
+    }
+  }
+  return out;
+}
+
 Result<Json> parse_json(std::string_view text, const std::string& origin) {
   bool blank = true;
   for (char c : text) {

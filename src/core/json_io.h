@@ -34,6 +34,11 @@ std::string find_depth_error(std::string_view text, std::size_t max_depth = kMax
 // Returns an empty string if `text` is valid UTF-8, else a description with the byte offset.
 std::string find_utf8_error(std::string_view text);
 
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD. Tool output the
+// candidate can shape (kernel names in a ptxas log, a sanitizer's quoted source) goes into JSON
+// results, and nlohmann's dump throws on invalid UTF-8: parsers of such output call this first.
+std::string to_valid_utf8(std::string_view text);
+
 // Parses one JSON document. `origin` names the source in errors ("definitions/x.json").
 // Rejects empty input, NUL bytes, invalid UTF-8, nesting deeper than kMaxJsonDepth, numbers that
 // overflow a double and trailing garbage, each with a clear message. Never throws.

@@ -60,6 +60,13 @@ TEST(JsonIo, NumberBeyondADoubleIsAParseErrorNotAnAbort) {
   EXPECT_TRUE(parse_json("[1e308, -1e308, 1e-400]", "ok.json").ok());  // underflow is 0
 }
 
+TEST(JsonIo, ToValidUtf8ReplacesOnlyInvalidBytes) {
+  EXPECT_EQ(to_valid_utf8("plain \xe2\x82\xac"), "plain \xe2\x82\xac");
+  EXPECT_EQ(to_valid_utf8(std::string("a") + '\x90' + "b"), "a\uFFFD" + std::string("b"));
+  EXPECT_EQ(to_valid_utf8("\xe2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // truncated sequence
+  EXPECT_EQ(find_utf8_error(to_valid_utf8("\xc0\xaf\xed\xa0\x80 ok")), "");
+}
+
 std::string nested_arrays(std::size_t depth) {
   return std::string(depth, '[') + std::string(depth, ']');
 }
