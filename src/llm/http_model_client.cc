@@ -6,6 +6,7 @@
 #include <string_view>
 #include <thread>
 
+#include "core/interrupt.h"
 #include "core/strings.h"
 #include "llm/api_error.h"
 
@@ -21,7 +22,10 @@ HttpModelClient::HttpModelClient(ModelConfig config, std::string api_key, HttpTr
       random_(std::random_device{}()) {
   if (!sleeper_)
     sleeper_ = [](double seconds) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      // In slices, so that Ctrl-C ends a backoff of minutes at once (core/interrupt.h).
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+      while (!interrupted() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     };
 }
 
@@ -95,6 +99,10 @@ Result<ModelReply> HttpModelClient::complete(const std::vector<ChatMessage>& mes
     auto give_up = [&](const std::string& why) {
       return Error{fmt::format("model {}: {}{}", config_.name, failure.message, why), failure.code};
     };
+    if (interrupted()) {
+      failure.code = "interrupted";
+      return give_up(" (ptxbench was interrupted)");
+    }
     if (!is_retryable_model_error(failure)) return give_up("");
     if (attempt >= policy.max_attempts)
       return give_up(fmt::format(" (gave up after {} attempts)", attempt));
