@@ -266,6 +266,8 @@ TEST_F(CompilePipeline, CublasIncludeIsForbidden) {
   const CompileResult& r = compiled("cublas_include");
   expect_forbidden(r, "forbidden_header", "cublas_v2.h: cuBLAS");
   EXPECT_EQ(r.forbidden[0].include_chain, (std::vector<std::string>{"kernel.cu"}));
+  // Issue 21, defect 11: the finding (listed in a model's feedback) names no host path.
+  EXPECT_EQ(r.forbidden[0].item, "<cuda>/include/cublas_v2.h") << r.forbidden[0].item;
 }
 
 TEST_F(CompilePipeline, IncludeBehindMacroIsForbidden) {
@@ -304,10 +306,10 @@ TEST_F(CompilePipeline, WrongRunSignatureIsReported) {
   const CompileResult& r = compiled("wrong_run");
   EXPECT_EQ(r.status, CompileStatus::kCompileError);
   EXPECT_EQ(r.reason, "missing_run");
-  EXPECT_EQ(
-      r.message,
-      "kernel.cu must define `void run(float* out, cudaStream_t stream)` (no function with exactly "
-      "this signature was found)");
+  // Issue 21, defect 11: what was found, next to what was expected, parameter by parameter.
+  EXPECT_EQ(r.message,
+            "kernel.cu must define `void run(float* out, cudaStream_t stream)`; found "
+            "run(double*, CUstream_st*): parameter 1 is double*, expected float*");
 }
 
 TEST_F(CompilePipeline, CacheHitIsFastAndIdentical) {
