@@ -43,8 +43,13 @@ jobs=${PTXB_FUZZ_JOBS:-$(nproc)}
 ((jobs > 4)) && jobs=4
 
 build_start=$SECONDS
-cmake -S "$ROOT/tests/fuzz" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER="$CXX" >/dev/null
-cmake --build "$BUILD" --parallel "$(nproc)" >/dev/null
+mkdir -p "$BUILD"
+if ! { cmake -S "$ROOT/tests/fuzz" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER="$CXX" &&
+  cmake --build "$BUILD" --parallel "$(nproc)"; } >"$BUILD/build.log" 2>&1; then
+  grep -E "error|FAILED|undefined" "$BUILD/build.log" | head -n 40 >&2 || tail -n 40 "$BUILD/build.log" >&2
+  echo "fuzz: the build failed (log: $BUILD/build.log)" >&2
+  exit 1
+fi
 echo "fuzz: built ${#ALL_TARGETS[@]} targets in $BUILD ($((SECONDS - build_start)) s)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ptxb-fuzz.XXXXXX")
