@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "compile/compiler.h"
 #include "core/fs.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
 // The task registry lands from branch wip-a; until it is merged the command says so instead
 // of failing the build.
@@ -91,6 +92,8 @@ CommandSpec make_compile_command(const Extension<CompileOptions>& extension) {
             app.add_flag("--json", flags->json, "Print the full compile result as JSON");
             auto adjust_options = install(extension, app);
             return [flags, adjust_options, &globals]() -> Result<int> {
+              // Ctrl-C ends nvcc's process group too, and nothing is cached (core/interrupt.h).
+              install_interrupt_handlers();
 #ifndef PTXB_HAVE_TASK_REGISTRY
               (void)globals;
               return make_error("unavailable",

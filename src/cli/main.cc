@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/run_cli.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
 
 namespace ptxb::cli {
@@ -93,9 +94,21 @@ int run_cli(int argc, char** argv, const CommandExtensions& extensions) {
   for (auto& [sub, body] : bodies) {
     if (!sub->parsed()) continue;
     // A subcommand that itself has subcommands (e.g. `tasks`) needs one of them.
-    auto result = body();
-    if (!result.ok()) return report_error(result.error());
-    return result.value();
+    // The library returns errors, never throws across its API; an exception that still escapes
+    // (a third-party library's) is a bug, reported as one error line, not an abort (exit 134).
+    try {
+      auto result = body();
+      // Interrupted (core/interrupt.h; `run`, `compile`, `eval`): the shell's 128 + signal.
+      if (const int signal_number = interrupt_signal(); signal_number != 0) {
+        if (!result.ok()) report_error(result.error());
+        return 128 + signal_number;
+      }
+      if (!result.ok()) return report_error(result.error());
+      return result.value();
+    } catch (const std::exception& e) {
+      return report_error(
+          Error{std::string("internal error (please report it): ") + e.what(), "internal"});
+    }
   }
   return 2;
 }

@@ -80,6 +80,9 @@ class Pipeline {
     // The log shows the tool's own command line; the sandbox's is in docs/compile.md.
     log_ += "$ " + join(argv, " ") + "\n";
     PTXB_ASSIGN_OR_RETURN(ProcessResult result, toolchain_.runner().run(spec));
+    // Stopped by our own Ctrl-C: an error, never a compile verdict (a verdict would be cached).
+    if (result.interrupted)
+      return make_error("interrupted", "compile stopped: ptxbench was interrupted");
     if (!launcher_.empty() && compile_sandbox_setup_failed(result))
       return make_error("sandbox", "compile sandbox: {}", trim(result.stderr_text));
     log_ += result.stdout_text;

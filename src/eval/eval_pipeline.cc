@@ -162,6 +162,9 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
     return result;
   };
   if (!ran.ok()) return infra("could not start the supervisor: " + ran.error().message);
+  // Stopped by our own Ctrl-C (core/interrupt.h): no verdict at all, not an INFRA_ERROR.
+  if (ran->interrupted)
+    return make_error("interrupted", "evaluation stopped: ptxbench was interrupted");
   if (ran->timed_out || ran->exit_code != 0)
     return infra(fmt::format("the supervisor failed ({}): {}", ran->describe(),
                              trim(ran->stderr_text).substr(0, 2000)));

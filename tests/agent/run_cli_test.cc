@@ -276,6 +276,32 @@ TEST_F(RunCli, SecondRunOfTheSameDirectoryIsRefusedWithThePid) {
   testing::wait_for_exit(first, 30s);
 }
 
+// Issue 21, defect 6: without --out, "run the same command again" started a new timestamped
+// directory. The exact resume command names the directory that was made.
+TEST_F(RunCli, ResumeHintNamesTheDefaultDirectory) {
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
+    return testing::openai_answer(
+        kernel_answer(testing::assistant_messages_in(request.body) + 1, ""));
+  });
+  const std::string config = write_config(server.base_url(), 1);
+  ProcessSpec spec;
+  spec.argv = {PTXB_TESTING_CLI_PATH, "run",          "--config", config,
+               "--test-fake-eval",    tmp_ + "/evals"};
+  spec.env = current_environment();
+  spec.env->push_back(std::string(kKeyVar) + "=" + kKey);
+  spec.cwd = tmp_;
+  spec.timeout = std::chrono::milliseconds(120000);
+  auto ran = SystemProcessRunner().run(spec);
+  ASSERT_TRUE(ran.ok());
+  ASSERT_EQ(ran->exit_code, 0) << ran->stderr_text;
+  const std::string marker = "resume with `ptxbench run --out runs/";
+  const std::size_t at = ran->stderr_text.find(marker);
+  ASSERT_NE(at, std::string::npos) << ran->stderr_text;
+  const std::size_t start = at + marker.size() - std::string("runs/").size();
+  const std::string dir = ran->stderr_text.substr(start, ran->stderr_text.find('`', start) - start);
+  EXPECT_TRUE(path_exists(tmp_ + "/" + dir + "/plan.json")) << dir;
+}
+
 // Issue 21, defect 7: Ctrl-C stopped a run silently. Now the model call in flight is aborted,
 // nothing of that turn is recorded, the resume command is printed, and the exit is 130; the
 // same directory then resumes at that turn.
