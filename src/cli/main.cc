@@ -15,9 +15,8 @@
 namespace ptxb::cli {
 namespace {
 
-// CLI11's own words, made to read like our other errors: "--fast-p: Value -1 not in range
-// [0 - 1.79769e+308]" would print DBL_MAX with 309 digits in some versions, so range errors
-// of our own checks carry their message themselves (see cli/cli_checks.h).
+// CLI11's own words for a usage error (our range checks word theirs themselves: cli_checks.cc,
+// since CLI11's NonNegativeNumber prints DBL_MAX in full).
 std::string usage_message(const CLI::ParseError& error) {
   std::string message = error.what();
   if (message.empty()) message = error.get_name();
