@@ -12,7 +12,9 @@ ROOT=$(pwd)
 APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-pip git
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev clang-format zlib1g-dev
-  chromium)
+  chromium clang-14 libclang-rt-14-dev)
+# clang-14, libclang-rt-14-dev: libFuzzer and the sanitizers for the fuzz targets
+# (tests/fuzz, scripts/fuzz.sh), which scripts/test.sh runs for 20 s each.
 # chromium: the HTML report test renders the report headless (tests/report/html_browser_test.cc)
 # and scripts/report_screenshot.sh takes its screenshot. On a fresh Debian 12 machine it adds
 # about 250 packages, 200 MB of downloads (GTK, Mesa, fonts). zlib1g-dev: that test decodes the

@@ -15,3 +15,10 @@ else
   echo "test: GPU tests skipped: the ${gpu_sources} files in tests/gpu (CTest label 'gpu') are not built (PTXB_WITH_CUDA or PTXB_BUILD_GPU_TESTS is OFF); run scripts/gpu_check.sh on an H200"
 fi
 ctest -LE gpu --output-on-failure --timeout 300 -j "$(nproc)"
+# Fuzzing (docs/cli.md "Fuzzing"): every parser of outside input under libFuzzer with ASan and
+# UBSan, 20 s per target over the committed corpus; about 2 minutes on 2 cores, its build
+# included. PTXB_SKIP_FUZZ=1 leaves it out (a quick local run).
+cd "$ROOT"
+if [[ "${PTXB_SKIP_FUZZ:-0}" != 1 ]]; then
+  bash scripts/fuzz.sh --time "${PTXB_FUZZ_SECONDS:-20}"
+fi

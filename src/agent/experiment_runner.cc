@@ -8,6 +8,7 @@
 #include "agent/task_prompt.h"
 #include "core/clock.h"
 #include "core/fs.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -67,6 +68,7 @@ Result<RunSummary> run_experiment(const ExperimentPlan& plan, RunDirectory& dir,
   for (std::size_t w = 0; w < workers; ++w)
     threads.emplace_back([&] {
       for (std::size_t i = next++; i < plan.trajectories.size(); i = next++) {
+        if (interrupted()) break;  // core/interrupt.h: start nothing new
         const TrajectoryPlan& t = plan.trajectories[i];
         agent.run(t, plan.config.models[t.model_index], *services.models[t.model_index],
                   prompts.at(prompt_key(t.task, t.variant)));

@@ -5,6 +5,7 @@
 #include "agent/kernel_extract.h"
 #include "core/clock.h"
 #include "core/fs.h"
+#include "core/interrupt.h"
 #include "core/json_fields.h"
 #include "core/version.h"
 #include "eval/feedback.h"
@@ -189,14 +190,24 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
   if (state.last_record && reached_target(*state.last_record, config_.early_stop_speedup))
     return end("target_reached", "");
 
+  // Ctrl-C (core/interrupt.h): the trajectory stops where it is and nothing of the turn in
+  // flight is committed (its model call or evaluation was cut short); the next run redoes it.
+  auto stopped = [&] {
+    TrajectoryOutcome outcome{std::string(kInterruptedExitStatus), "", state.turns_done};
+    services_.progress.trajectory_done(plan, outcome.exit_status, outcome.detail);
+    return outcome;
+  };
+
   // ---- the turns ----
   for (int turn = state.turns_done + 1; turn <= config_.turns; ++turn) {
+    if (interrupted()) return stopped();
     const std::string started = iso_utc_now();
     services_.progress.phase(plan, turn, "model");
     Result<ModelReply> reply = [&] {
       Semaphore::Permit permit(services_.model_slots);
       return model.complete(chat_messages(state.messages));
     }();
+    if (interrupted()) return stopped();
     if (!reply.ok()) {
       if (reply.error().code == kContextWindowError)
         return end("context_window_exceeded", reply.error().message);
@@ -245,6 +256,7 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
         eval_attempts = std::min(eval_attempts, kEvalAttempts);
         record.eval_wall_s = seconds_since(eval_start);
       }
+      if (interrupted()) return stopped();
       if (!result.ok())
         return end("eval_error", fmt::format("turn {}: {}", turn, result.error().message));
       record.kernel_present = true;

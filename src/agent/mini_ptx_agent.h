@@ -45,6 +45,10 @@ struct TrajectoryOutcome {
 
 bool is_final_exit_status(const std::string& exit_status);
 
+// The outcome of a trajectory that a Ctrl-C or SIGTERM stopped (core/interrupt.h): unfinished,
+// nothing recorded, resumed by the next run.
+inline constexpr const char* kInterruptedExitStatus = "interrupted";
+
 struct AgentServices {
   RunDirectory& run_dir;
   Semaphore& model_slots;     // concurrency.model

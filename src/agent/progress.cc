@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.h"
+
 namespace ptxb {
 
 ConsoleProgress::ConsoleProgress(std::ostream& out, bool live, int turns_per_trajectory)
@@ -30,9 +32,10 @@ void ConsoleProgress::begin(std::size_t total_turns, std::size_t done_turns) {
   std::lock_guard<std::mutex> lock(mutex_);
   total_turns_ = total_turns;
   done_turns_ = done_turns;
-  print_line(done_turns
-                 ? fmt::format("resuming: {} of {} turns already done", done_turns, total_turns)
-                 : fmt::format("starting: {} turns", total_turns));
+  print_line(done_turns ? fmt::format("resuming: {} of {} already done", done_turns,
+                                      count_noun(static_cast<long long>(total_turns), "turn"))
+                        : fmt::format("starting: {}",
+                                      count_noun(static_cast<long long>(total_turns), "turn")));
 }
 
 void ConsoleProgress::phase(const TrajectoryPlan& t, int turn, const std::string& phase) {

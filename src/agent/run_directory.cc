@@ -48,7 +48,13 @@ Status append_durably(const std::string& path, const std::string& text) {
 Result<std::unique_ptr<RunDirectory>> RunDirectory::open(const std::string& root,
                                                          const ExperimentPlan& plan,
                                                          bool& resumed) {
-  std::unique_ptr<RunDirectory> dir(new RunDirectory(root));
+  if (path_exists(root) && !is_directory(root))
+    return make_error("usage", "--out {}: exists and is not a directory", root);
+  PTXB_RETURN_IF_ERROR(make_directories(root));
+  // Locked before anything is read: two runs started together must not both see "new".
+  PTXB_ASSIGN_OR_RETURN(FileLock lock,
+                        FileLock::acquire(root + "/.lock", "ptxbench run --out " + root));
+  std::unique_ptr<RunDirectory> dir(new RunDirectory(root, std::move(lock)));
   const std::string plan_path = root + "/plan.json";
   resumed = path_exists(plan_path);
   if (resumed) {
@@ -65,8 +71,6 @@ Result<std::unique_ptr<RunDirectory>> RunDirectory::open(const std::string& root
     PTXB_RETURN_IF_ERROR(dir->load_turns());
     return dir;
   }
-  if (path_exists(root) && !is_directory(root))
-    return make_error("usage", "--out {}: exists and is not a directory", root);
   if (path_exists(turns_path(root)))
     return make_error("usage",
                       "--out {}: holds turns.jsonl but no plan.json; not a ptxbench run directory",
@@ -97,8 +101,7 @@ Status RunDirectory::load_turns() {
   PTXB_ASSIGN_OR_RETURN(std::string text, read_file(path, kMaxRunFileBytes));
   // A line without its newline was being appended when the process or machine died: it was
   // never committed, so it is cut off and the turn is redone.
-  if (!text.empty() && text.back() != '\n') {
-    const std::size_t keep = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (const std::size_t keep = committed_jsonl_length(text); keep < text.size()) {
     if (::truncate(path.c_str(), static_cast<off_t>(keep)) != 0)
       return make_error("io", "{}: cannot cut off the torn last line: {}", path,
                         std::strerror(errno));

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "agent/experiment.h"
+#include "core/file_lock.h"
 #include "core/json_io.h"
 #include "core/result.h"
 #include "metrics/turn_record.h"
@@ -25,7 +26,9 @@ class RunDirectory {
  public:
   // Creates `root` with plan.json and trajectories.jsonl, or opens an existing run: its plan
   // must have the same identity (ExperimentPlan::identity), else the error names the first
-  // difference. `resumed` says which happened.
+  // difference. `resumed` says which happened. The directory is locked (root/.lock) for the
+  // object's lifetime: a second run of the same directory fails with code "locked", naming the
+  // pid of the first.
   static Result<std::unique_ptr<RunDirectory>> open(const std::string& root,
                                                     const ExperimentPlan& plan, bool& resumed);
   // The config saved in an existing run's plan.json (for `ptxbench run --out DIR` alone).
@@ -52,10 +55,11 @@ class RunDirectory {
   Status write_summary(const Json& summary) const;
 
  private:
-  explicit RunDirectory(std::string root) : root_(std::move(root)) {}
+  RunDirectory(std::string root, FileLock lock) : root_(std::move(root)), lock_(std::move(lock)) {}
   Status load_turns();
 
   std::string root_;
+  FileLock lock_;
   mutable std::mutex mutex_;
   std::map<std::string, std::set<int>> finished_;
 };

@@ -35,6 +35,10 @@ PipelineTurnEvaluator::PipelineTurnEvaluator(const TaskRegistry& registry,
       tools_(std::move(tools)),
       cuda_visible_devices_(std::move(cuda_visible_devices)) {}
 
+std::string PipelineTurnEvaluator::gpu_unavailable_reason() const {
+  return gpu_stages_unavailable(tools_);
+}
+
 Result<EvalResult> PipelineTurnEvaluator::evaluate(const EvalRequest& request) {
   if (cuda_visible_devices_.empty()) {
     SystemProcessRunner processes;

@@ -27,6 +27,10 @@ class TurnEvaluator {
   // An Error is an infrastructure failure (the turn is cut off and redone on resume); anything
   // about the kernel is a status inside the result.
   virtual Result<EvalResult> evaluate(const EvalRequest& request) = 0;
+  // Why this evaluator would skip the GPU stages of every turn ("" when it runs them, or when
+  // it hands them to something that does, e.g. a remote service): `ptxbench run` refuses to pay
+  // a model for turns that can only be compiled unless asked to (--compile-only).
+  virtual std::string gpu_unavailable_reason() const { return ""; }
 };
 
 class PipelineTurnEvaluator final : public TurnEvaluator {
@@ -36,6 +40,7 @@ class PipelineTurnEvaluator final : public TurnEvaluator {
   PipelineTurnEvaluator(const TaskRegistry& registry, std::vector<std::string> tasks_dirs,
                         EvalTools tools, std::string cuda_visible_devices = "");
   Result<EvalResult> evaluate(const EvalRequest& request) override;
+  std::string gpu_unavailable_reason() const override;
 
  private:
   const TaskRegistry& registry_;

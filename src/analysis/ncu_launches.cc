@@ -71,8 +71,11 @@ Result<std::array<std::uint32_t, 3>> parse_launch_dims(std::string_view text) {
   return dims;
 }
 
-Result<std::vector<NcuLaunch>> parse_ncu_launches_csv(std::string_view text,
+Result<std::vector<NcuLaunch>> parse_ncu_launches_csv(std::string_view raw_text,
                                                       const std::string& origin) {
+  // Kernel names end up in JSON results: valid UTF-8 only.
+  const std::string clean_text = to_valid_utf8(raw_text);
+  const std::string_view text = clean_text;
   std::vector<NcuLaunch> launches;
   std::optional<LaunchColumns> columns;
   std::size_t width = 0;

@@ -129,8 +129,11 @@ struct Columns {
 
 }  // namespace
 
-Result<std::vector<NcuKernelSource>> parse_ncu_source_csv(std::string_view text,
+Result<std::vector<NcuKernelSource>> parse_ncu_source_csv(std::string_view raw_text,
                                                           const std::string& origin) {
+  // Kernel names and source lines end up in JSON results: valid UTF-8 only.
+  const std::string clean_text = to_valid_utf8(raw_text);
+  const std::string_view text = clean_text;
   std::vector<NcuKernelSource> kernels;
   std::unordered_map<std::string, std::size_t> kernel_index;
   // Per kernel: address -> index into its lines (sections of one kernel merge on the address).

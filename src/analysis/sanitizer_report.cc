@@ -116,7 +116,10 @@ std::string finding_line(const SanitizerFinding& finding) {
 
 }  // namespace
 
-Result<SanitizerReport> parse_sanitizer_output(std::string_view text, std::string tool) {
+Result<SanitizerReport> parse_sanitizer_output(std::string_view raw_text, std::string tool) {
+  // Messages quote the candidate's names: valid UTF-8 only, they end up in JSON results.
+  const std::string clean_text = to_valid_utf8(raw_text);
+  const std::string_view text = clean_text;
   const std::string origin = "compute-sanitizer " + tool + " output";
   SanitizerReport report;
   report.tool = std::move(tool);

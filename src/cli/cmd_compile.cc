@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "compile/compiler.h"
 #include "core/fs.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
 // The task registry lands from branch wip-a; until it is merged the command says so instead
 // of failing the build.
@@ -30,13 +31,19 @@ void print_summary(const CompileResult& result) {
   std::cout << "status: " << compile_status_name(result.status);
   if (!result.reason.empty()) std::cout << " (" << result.reason << ")";
   std::cout << (result.from_cache ? " [cached]" : "") << "\n";
-  std::cout << result.message << "\n";
+  // A compile error is shown as nvcc printed it, once: each diagnostic with its source line
+  // and caret (the sanitized log without the command lines); the message repeats the first.
+  std::string diagnostics;
+  if (result.status == CompileStatus::kCompileError && !result.diagnostics.empty())
+    for (const auto& line : split_lines(result.log))
+      if (!starts_with(line, "$ ") && !starts_with(line, "# ") && !trim(line).empty())
+        diagnostics += line + "\n";
+  if (diagnostics.empty())
+    std::cout << result.message << "\n";
+  else
+    std::cout << diagnostics;
   for (const auto& finding : result.forbidden)
     std::cout << "  forbidden: " << finding.describe() << "\n";
-  if (result.status == CompileStatus::kCompileError) {
-    for (const auto& d : result.diagnostics) std::cout << "  " << d.describe() << "\n";
-    if (result.diagnostics.empty() && !result.log.empty()) std::cout << result.log;
-  }
   for (const auto& kernel : result.sass.kernels) {
     std::cout << "kernel " << demangle_symbol(kernel.name) << "\n";
     if (const auto* report = result.ptxas.find(kernel.name)) {
@@ -85,6 +92,8 @@ CommandSpec make_compile_command(const Extension<CompileOptions>& extension) {
             app.add_flag("--json", flags->json, "Print the full compile result as JSON");
             auto adjust_options = install(extension, app);
             return [flags, adjust_options, &globals]() -> Result<int> {
+              // Ctrl-C ends nvcc's process group too, and nothing is cached (core/interrupt.h).
+              install_interrupt_handlers();
 #ifndef PTXB_HAVE_TASK_REGISTRY
               (void)globals;
               return make_error("unavailable",

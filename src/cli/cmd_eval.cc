@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "compile/compile_types.h"
 #include "core/fs.h"
+#include "core/interrupt.h"
 #include "eval/eval_pipeline.h"
 #include "eval/feedback.h"
 
@@ -84,6 +85,8 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
             ->check(CLI::IsMember({"interleaved", "sequential"}));
         auto adjust_options = install(extension, app);
         return [flags, adjust_options, &globals]() -> Result<int> {
+          // Ctrl-C ends the compile's and the supervisor's process groups (core/interrupt.h).
+          install_interrupt_handlers();
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
           PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
           EvalRequest request;

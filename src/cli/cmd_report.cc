@@ -47,11 +47,11 @@ CommandSpec make_report_command() {
         app.add_option("--turn-limits", flags->turn_limits,
                        "Turn limits k of the ≤k windows, comma-separated (default 1,4,8)")
             ->delimiter(',')
-            ->check(CLI::PositiveNumber);
+            ->check(number_at_least(1, true));
         app.add_option("--fast-p", flags->ps,
                        "Thresholds p of the Fast_p curves (default 0,0.5,0.8,1,1.2,1.5,2)")
             ->delimiter(',')
-            ->check(CLI::NonNegativeNumber);
+            ->check(number_at_least(0, true));
         return [flags]() -> Result<int> {
           MetricsOptions options;
           options.turn_limits = flags->turn_limits;
@@ -66,8 +66,10 @@ CommandSpec make_report_command() {
           if (options.turn_limits.empty() || options.ps.empty())
             return make_error("usage", "--turn-limits and --fast-p need at least one value");
 
+          std::vector<std::string> notes;
           PTXB_ASSIGN_OR_RETURN(std::vector<Trajectory> trajectories,
-                                load_run_dirs(flags->run_dirs));
+                                load_run_dirs(flags->run_dirs, &notes));
+          for (const std::string& note : notes) std::cerr << "ptxbench: warning: " << note << "\n";
           std::vector<GroupMetrics> groups = compute_metrics(trajectories, options);
           if (!flags->csv_dir.empty()) {
             PTXB_RETURN_IF_ERROR(write_csv_files(flags->csv_dir, groups, trajectories, options));

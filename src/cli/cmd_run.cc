@@ -3,9 +3,10 @@
 // Runs MiniPTXAgent over models × tasks × prompt variants × trajectories into a run directory
 // (docs/agent.md), resuming it when DIR already holds the same experiment. Progress goes to
 // stderr, the summary table to stdout.
-// Exit codes: 0 every trajectory finished; 1 some stopped on model/evaluation failures (run the
-// same command again to resume them) or an error; 3 finished, but GPU stages were skipped (no
-// GPU here: those turns are INFRA_ERROR, like `ptxbench eval`'s exit 3); 2 usage error.
+// Exit codes: 0 every trajectory finished; 1 some stopped on model/evaluation failures (resume
+// with `ptxbench run --out DIR`) or an error; 3 finished, but GPU stages were skipped (no GPU
+// here: those turns are INFRA_ERROR, like `ptxbench eval`'s exit 3); 2 usage error; 130/143
+// interrupted by SIGINT/SIGTERM (resumable).
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "agent/turn_evaluator.h"
 #include "cli/command.h"
 #include "core/clock.h"
+#include "core/interrupt.h"
 #include "core/strings.h"
 #include "llm/http_transport.h"
 #include "llm/model_factory.h"
@@ -35,6 +37,7 @@ struct RunFlags {
   int trajectories = 0;  // 0: not given
   int turns = 0;
   std::string out;
+  bool compile_only = false;
 };
 
 // The experiment: --config (or the run directory's saved one when only --out is given), then
@@ -97,8 +100,16 @@ std::vector<std::string> slot_devices(int slots) {
   return devices;
 }
 
+// The command that resumes the run in `out`: the directory alone (its plan holds the rest).
+std::string resume_command(const std::string& out) {
+  return "ptxbench run --out " + out;
+}
+
 Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
                         const std::function<void(EvaluatorFactory&)>& adjust_evaluators) {
+  // Ctrl-C and SIGTERM stop the run cleanly (core/interrupt.h): children killed, nothing half
+  // done committed, the resume command printed.
+  install_interrupt_handlers();
   PTXB_ASSIGN_OR_RETURN(ExperimentConfig config, assemble_config(flags));
   PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
   std::string packs_dir = config.packs_dir;
@@ -124,17 +135,11 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
     clients.push_back(std::move(client));
   }
 
-  const std::string out =
-      flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
-  bool resumed = false;
-  PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed));
-  std::cerr << fmt::format(
-      "run directory: {} ({})\nplan: {} model(s), {} trajectories × {} turns\n", out,
-      resumed ? "resuming" : "new", config.models.size(), plan.trajectories.size(), config.turns);
-
+  EvalTools tools = EvalTools::discover();
+  if (flags.compile_only)
+    tools.gpu_disabled_reason = "--compile-only: compile and static analysis only";
   EvaluatorFactory make_evaluator = [&](const std::string& devices) {
-    return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs,
-                                                   EvalTools::discover(), devices);
+    return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs, tools, devices);
   };
   adjust_evaluators(make_evaluator);
   std::vector<std::unique_ptr<TurnEvaluator>> evaluators;
@@ -143,23 +148,57 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
     evaluators.push_back(make_evaluator(devices));
     slots.push_back(evaluators.back().get());
   }
+  // A model answer that can only be compiled costs the same as one that is judged: without
+  // GPU stages, refuse up front unless asked (--compile-only). The replay model costs nothing
+  // and is exempt (the README's first command works on a machine without a GPU, exit 3).
+  if (!flags.compile_only) {
+    const std::string why = slots.front()->gpu_unavailable_reason();
+    for (const auto& model : config.models)
+      if (!why.empty() && !model.is_replay())
+        return make_error("usage",
+                          "model {}: the GPU stages cannot run here ({}), so every turn would "
+                          "call the model and only compile its kernel; run where there is a "
+                          "GPU, or give --compile-only to compile and analyse only",
+                          model.name, why);
+  }
+
+  const std::string out =
+      flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
+  bool resumed = false;
+  PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed));
+  std::cerr << fmt::format(
+      "run directory: {} ({}; resume with `{}`)\nplan: {}, {} × {}\n", out,
+      resumed ? "resuming" : "new", resume_command(out),
+      count_noun(static_cast<long long>(config.models.size()), "model"),
+      count_noun(static_cast<long long>(plan.trajectories.size()), "trajectory"),
+      count_noun(config.turns, "turn"));
   EvaluatorPool pool(slots);
   ExperimentServices services{registry, packs, models, pool, progress};
   PTXB_ASSIGN_OR_RETURN(RunSummary summary, run_experiment(plan, *dir, services));
 
+  if (const int signal_number = interrupt_signal(); signal_number != 0) {
+    std::cerr << fmt::format(
+        "ptxbench: error: interrupted by {}: {} of {} done, nothing half-done recorded; "
+        "resume with: {}\n",
+        signal_name(signal_number),
+        count_noun(static_cast<long long>(dir->finished_turn_count()), "turn"),
+        plan.trajectories.size() * static_cast<std::size_t>(config.turns), resume_command(out));
+    return 128 + signal_number;  // the shell's convention for "ended by this signal"
+  }
   std::cout << summary.table << std::flush;
   std::cerr << fmt::format("summary: {}/summary.json; metrics: ptxbench report {}\n", out, out);
   if (summary.unfinished > 0)
-    return make_error(
-        "incomplete",
-        "{} of {} trajectories stopped on model or evaluation failures (see {}/summary.json); "
-        "run the same command again to resume them",
-        summary.unfinished, plan.trajectories.size(), out);
+    return make_error("incomplete",
+                      "{} of {} stopped on model or evaluation failures (see {}/summary.json); "
+                      "resume them with: {}",
+                      summary.unfinished,
+                      count_noun(static_cast<long long>(plan.trajectories.size()), "trajectory"),
+                      out, resume_command(out));
   if (summary.gpu_skipped_turns > 0) {
     std::cerr << fmt::format(
-        "ptxbench: {} turns were compiled and analysed but their GPU stages were skipped (no GPU "
-        "here): they are recorded as INFRA_ERROR (gpu_skipped), not as results\n",
-        summary.gpu_skipped_turns);
+        "ptxbench: {} compiled and analysed but their GPU stages were skipped (no GPU "
+        "here): recorded as INFRA_ERROR (gpu_skipped), not as results\n",
+        count_noun(static_cast<long long>(summary.gpu_skipped_turns), "turn"));
     return 3;
   }
   return 0;
@@ -193,6 +232,10 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
             ->check(CLI::Range(1, 1000));
         app.add_option("--turns", flags->turns, "Turns per trajectory (default 8)")
             ->check(CLI::Range(1, 1000));
+        app.add_flag("--compile-only", flags->compile_only,
+                     "Compile and analyse each turn's kernel, never run it (no GPU stages; "
+                     "turns are INFRA_ERROR gpu_skipped). Without it, a model other than "
+                     "replay is refused where the GPU stages cannot run");
         app.add_option("--out", flags->out,
                        "Run directory (default runs/<UTC time>); an existing one with the "
                        "same experiment is resumed");
@@ -213,7 +256,8 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
             "  ptxbench run --out runs/paper\n"
             "  ptxbench report runs/paper   # the paper's metrics\n"
             "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
-            "3 GPU stages skipped (no GPU); 2 usage.");
+            "3 GPU stages skipped (no GPU); 2 usage; 130/143 interrupted (Ctrl-C/SIGTERM, "
+            "resumable).");
         auto adjust_evaluators = install(extension, app);
         return [flags, adjust_evaluators, &globals]() -> Result<int> {
           return run_command(*flags, globals, adjust_evaluators);

@@ -74,7 +74,7 @@ Result<int> run_list(const GlobalOptions& globals, const std::string& suite, boo
   for (const Task* task : tasks)
     std::cout << fmt::format("{:<44} {:<14} {:<8} {:<15} {}\n", task->name, join(task->suites, ","),
                              task->arch, task->reference_backend, shape_summary(*task));
-  std::cout << tasks.size() << " task(s)\n";
+  std::cout << count_noun(static_cast<long long>(tasks.size()), "task") << "\n";
   return 0;
 }
 
@@ -142,7 +142,8 @@ Result<int> run_solution(const std::string& dir, const std::string& name, int tu
   auto it = counts.find(name);
   if (it == counts.end()) return make_error("not_found", "no replay kernel for task '{}'", name);
   if (turn < 0 || static_cast<std::size_t>(turn) > it->second)
-    return make_error("usage", "task '{}' lists {} replay turn(s), not {}", name, it->second, turn);
+    return make_error("usage", "task '{}' lists {}, not {}", name,
+                      count_noun(it->second, "replay turn"), turn);
   PTXB_ASSIGN_OR_RETURN(
       std::string source,
       replay->kernel_source(name, turn == 0 ? static_cast<int>(it->second) : turn));
@@ -179,7 +180,7 @@ CommandSpec make_tasks_command() {
             "solution", "Print the expert kernel the replay model answers with (one .cu file)");
         solution->add_option("name", options->name, "Task name");
         solution->add_option("--turn", options->turn, "Replay turn (default: the last, fastest)")
-            ->check(CLI::PositiveNumber);
+            ->check(number_at_least(1, true));
         solution->add_flag("--list", options->list_solutions,
                            "List the replay turns as TASK TURN VARIANT lines instead");
         solution->add_option("--replay-dir", options->replay_dir,

@@ -42,9 +42,15 @@ Result<int> run_validate(const std::string& path, bool json) {
     return diagnostics.ok() ? 0 : 1;
   }
   if (!diagnostics.ok()) {
-    for (const auto& issue : diagnostics.issues()) std::cerr << issue.to_string() << "\n";
-    return make_error("validation", "{}: {} problem(s) found in {}", path, diagnostics.size(),
-                      kind);
+    // Every problem is an error line of its own (file, JSON path, what is wrong); a count
+    // closes a list of several.
+    for (const auto& issue : diagnostics.issues())
+      std::cerr << "ptxbench: error: " << one_line(issue.to_string()) << "\n";
+    if (diagnostics.size() > 1)
+      std::cerr << fmt::format("ptxbench: {} found in {} ({})\n",
+                               count_noun(static_cast<long long>(diagnostics.size()), "problem"),
+                               path, kind);
+    return 1;
   }
   std::vector<std::string> parts;
   for (const auto& [name, count] : counts.items())

@@ -80,9 +80,18 @@ std::function<void(Target&)> install(const Extension<Target>& extension, CLI::Ap
   return adjust;
 }
 
+// A flag check: a finite number >= `minimum` (> when not `inclusive`), with a message that
+// names the bound plainly (cli_checks.cc).
+CLI::Validator number_at_least(double minimum, bool inclusive);
+
 // Output helpers used by every command.
 void print_json(const Json& value);
-// Prints "ptxbench: error: <message>" to stderr; returns the exit code for failures (1).
+// Exit code of a usage error (unknown command, unknown, missing or out-of-range flag).
+inline constexpr int kUsageExit = 2;
+// `message` on one line: line breaks become "; ".
+std::string one_line(const std::string& message);
+// Prints "ptxbench: error: <message>" on one line to stderr; returns the exit code: 2 for an
+// Error with code "usage", else 1.
 int report_error(const Error& error);
 
 }  // namespace ptxb::cli

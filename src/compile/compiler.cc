@@ -80,6 +80,9 @@ class Pipeline {
     // The log shows the tool's own command line; the sandbox's is in docs/compile.md.
     log_ += "$ " + join(argv, " ") + "\n";
     PTXB_ASSIGN_OR_RETURN(ProcessResult result, toolchain_.runner().run(spec));
+    // Stopped by our own Ctrl-C: an error, never a compile verdict (a verdict would be cached).
+    if (result.interrupted)
+      return make_error("interrupted", "compile stopped: ptxbench was interrupted");
     if (!launcher_.empty() && compile_sandbox_setup_failed(result))
       return make_error("sandbox", "compile sandbox: {}", trim(result.stderr_text));
     log_ += result.stdout_text;
@@ -383,6 +386,13 @@ Result<CompileResult> compile_solution_impl(const CompileRequest& request,
     done.log = cap_text(log, options.log_cap_bytes);
     done.log_truncated = log.size() > options.log_cap_bytes;
     done.message = trim(sanitize_compile_log(done.message, shown));
+    // Findings name the headers they resolved (the toolkit's install folder, a pack's): the
+    // same placeholders as the log, since the feedback lists them too.
+    for (ForbiddenFinding& finding : done.forbidden) {
+      finding.item = trim(sanitize_compile_log(finding.item, shown));
+      for (std::string& includer : finding.include_chain)
+        includer = trim(sanitize_compile_log(includer, shown));
+    }
     if (!done.artifact.directory.empty() && pipeline.sandboxed() && ::geteuid() == 0)
       PTXB_RETURN_IF_ERROR(chown_tree(dir, ::geteuid(), ::getegid()));
     remove_tree(dir + "/" + kKeepDir);
@@ -531,9 +541,19 @@ Result<CompileResult> compile_solution_impl(const CompileRequest& request,
   if (run_missing) {
     result.status = CompileStatus::kCompileError;
     result.reason = "missing_run";
+    // A `run` with other parameters is the usual slip: say what was found, parameter by
+    // parameter, next to what the trampoline calls.
+    std::vector<std::string> defined_runs;
+    std::string expected_mangled;
+    for (const auto& symbol : symbols.static_symbols)
+      if (symbol.function && symbol.defined && is_mangled_run_symbol(symbol.name))
+        defined_runs.push_back(symbol.name);
+    for (const auto& name : symbols.undefined_names())
+      if (is_mangled_run_symbol(name)) expected_mangled = name;
+    const std::string mismatch = describe_run_mismatch(expected_mangled, defined_runs);
     result.message =
-        fmt::format("{} must define `{}` (no function with exactly this signature was found)",
-                    request.source_name, request.signature.declaration());
+        fmt::format("{} must define `{}`; {}", request.source_name, request.signature.declaration(),
+                    mismatch.empty() ? "it defines no C++ function `run`" : mismatch);
     return finish(std::move(result), true);
   }
 

@@ -13,6 +13,7 @@ constexpr std::size_t kShdrSize = 64;
 constexpr std::size_t kSymSize = 24;
 constexpr std::size_t kDynSize = 16;
 constexpr std::uint32_t kShtDynsym = 11;
+constexpr std::uint32_t kShtSymtab = 2;
 constexpr std::uint32_t kShtDynamic = 6;
 constexpr std::int64_t kDtNull = 0;
 constexpr std::int64_t kDtNeeded = 1;
@@ -42,6 +43,39 @@ std::string string_at(std::string_view table, std::uint64_t offset) {
   const auto end = table.find('\0', offset);
   return std::string(
       table.substr(offset, end == std::string_view::npos ? table.size() - offset : end - offset));
+}
+
+// Reads the symbol table `table` (its strings from the section sh_link names) into `out`.
+Status read_symbol_table(std::string_view bytes, const std::vector<Section>& sections,
+                         const Section& table, const char* table_name, const std::string& origin,
+                         std::vector<ElfSymbol>& out) {
+  if (table.link >= sections.size())
+    return make_error("elf", "{}: {} has a bad string table link", origin, table_name);
+  const Section& strtab = sections[table.link];
+  if (!in_bounds(bytes, table.offset, table.size) || !in_bounds(bytes, strtab.offset, strtab.size))
+    return make_error("elf", "{}: {} or its strings out of bounds (truncated file?)", origin,
+                      table_name);
+  if (table.entry_size != kSymSize)
+    return make_error("elf", "{}: unexpected {} entry size {}", origin, table_name,
+                      table.entry_size);
+  const std::string_view strings = bytes.substr(strtab.offset, strtab.size);
+  // Entry 0 is the reserved null symbol.
+  for (std::uint64_t at = table.offset + kSymSize; at + kSymSize <= table.offset + table.size;
+       at += kSymSize) {
+    const auto name_offset = load<std::uint32_t>(bytes, at);
+    const auto info = static_cast<std::uint8_t>(bytes[at + 4]);
+    const auto section_index = load<std::uint16_t>(bytes, at + 6);
+    const std::uint8_t binding = info >> 4;  // STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2
+    const std::uint8_t type = info & 0xF;    // STT_FUNC 2
+    ElfSymbol symbol;
+    symbol.name = string_at(strings, name_offset);
+    symbol.defined = section_index != 0;  // SHN_UNDEF
+    symbol.weak = binding == 2;
+    symbol.function = type == 2;
+    symbol.global_visibility = binding == 1 || binding == 2;
+    out.push_back(std::move(symbol));
+  }
+  return ok_status();
 }
 
 }  // namespace
@@ -88,39 +122,21 @@ Result<ElfDynamicSymbols> read_elf_dynamic_symbols(std::string_view bytes,
 
   ElfDynamicSymbols result;
   const Section* dynsym = nullptr;
+  const Section* symtab = nullptr;
   const Section* dynamic = nullptr;
   for (const auto& section : sections) {
     if (section.type == kShtDynsym) dynsym = &section;
+    if (section.type == kShtSymtab) symtab = &section;
     if (section.type == kShtDynamic) dynamic = &section;
   }
   // A shared object always has .dynsym; without it we could not tell what it imports.
   if (!dynsym) return make_error("elf", "{}: no .dynsym section (not a shared object?)", origin);
-  if (dynsym->link >= sections.size())
-    return make_error("elf", "{}: .dynsym has a bad string table link", origin);
-  const Section& strtab = sections[dynsym->link];
-  if (!in_bounds(bytes, dynsym->offset, dynsym->size) ||
-      !in_bounds(bytes, strtab.offset, strtab.size))
-    return make_error("elf", "{}: .dynsym or .dynstr out of bounds (truncated file?)", origin);
-  if (dynsym->entry_size != kSymSize)
-    return make_error("elf", "{}: unexpected .dynsym entry size {}", origin, dynsym->entry_size);
-  const std::string_view strings = bytes.substr(strtab.offset, strtab.size);
-
-  // Entry 0 is the reserved null symbol.
-  for (std::uint64_t at = dynsym->offset + kSymSize; at + kSymSize <= dynsym->offset + dynsym->size;
-       at += kSymSize) {
-    const auto name_offset = load<std::uint32_t>(bytes, at);
-    const auto info = static_cast<std::uint8_t>(bytes[at + 4]);
-    const auto section_index = load<std::uint16_t>(bytes, at + 6);
-    const std::uint8_t binding = info >> 4;  // STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2
-    const std::uint8_t type = info & 0xF;    // STT_FUNC 2
-    ElfSymbol symbol;
-    symbol.name = string_at(strings, name_offset);
-    symbol.defined = section_index != 0;  // SHN_UNDEF
-    symbol.weak = binding == 2;
-    symbol.function = type == 2;
-    symbol.global_visibility = binding == 1 || binding == 2;
-    result.symbols.push_back(std::move(symbol));
-  }
+  PTXB_RETURN_IF_ERROR(
+      read_symbol_table(bytes, sections, *dynsym, ".dynsym", origin, result.symbols));
+  // .symtab (absent from a stripped file) also holds the hidden and local symbols.
+  if (symtab)
+    PTXB_RETURN_IF_ERROR(
+        read_symbol_table(bytes, sections, *symtab, ".symtab", origin, result.static_symbols));
 
   if (dynamic && in_bounds(bytes, dynamic->offset, dynamic->size) &&
       dynamic->link < sections.size()) {

@@ -25,7 +25,10 @@ struct ElfSymbol {
 };
 
 struct ElfDynamicSymbols {
-  std::vector<ElfSymbol> symbols;   // .dynsym order, the null entry skipped
+  std::vector<ElfSymbol> symbols;  // .dynsym order, the null entry skipped
+  // .symtab, when the file is not stripped: hidden and local symbols too (a candidate's `run`
+  // with another signature is hidden in kernel.so, so only this table names it).
+  std::vector<ElfSymbol> static_symbols;
   std::vector<std::string> needed;  // DT_NEEDED libraries (from .dynamic)
 
   std::vector<std::string> undefined_names() const;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "compile/forbidden.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -52,6 +55,55 @@ std::string generate_trampoline(const RunSignature& signature) {
 
 bool is_mangled_run_symbol(const std::string& symbol) {
   return starts_with(symbol, "_Z3run");
+}
+
+namespace {
+
+// "run(float const*, int)" -> {"float const*", "int"}: the top-level commas of the parameter
+// list (template arguments and function-pointer types nest).
+std::vector<std::string> demangled_parameters(const std::string& demangled) {
+  std::vector<std::string> parameters;
+  const std::size_t open = demangled.find('(');
+  const std::size_t close = demangled.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close <= open) return parameters;
+  int depth = 0;
+  std::string current;
+  for (std::size_t i = open + 1; i < close; ++i) {
+    const char c = demangled[i];
+    if (c == '(' || c == '<' || c == '[') ++depth;
+    if (c == ')' || c == '>' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      parameters.push_back(trim(current));
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!trim(current).empty()) parameters.push_back(trim(current));
+  return parameters;
+}
+
+}  // namespace
+
+std::string describe_run_mismatch(const std::string& expected_mangled,
+                                  const std::vector<std::string>& found_mangled) {
+  const std::string expected = demangle_symbol(expected_mangled);
+  const std::vector<std::string> want = demangled_parameters(expected);
+  std::vector<std::string> parts;
+  for (const std::string& mangled : found_mangled) {
+    if (!is_mangled_run_symbol(mangled)) continue;
+    const std::string found = demangle_symbol(mangled);
+    const std::vector<std::string> have = demangled_parameters(found);
+    std::vector<std::string> differences;
+    if (have.size() != want.size())
+      differences.push_back(fmt::format("{} parameters, expected {}", have.size(), want.size()));
+    for (std::size_t i = 0; i < std::min(have.size(), want.size()); ++i)
+      if (have[i] != want[i])
+        differences.push_back(
+            fmt::format("parameter {} is {}, expected {}", i + 1, have[i], want[i]));
+    parts.push_back("found " + found + (differences.empty() ? "" : ": " + join(differences, "; ")));
+  }
+  return join(parts, "; also ");
 }
 
 }  // namespace ptxb

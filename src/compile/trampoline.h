@@ -13,6 +13,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include <string>
 
 #include "abi/signature.h"
 
@@ -28,5 +31,12 @@ std::string generate_trampoline(const RunSignature& signature);
 // True if `symbol` is the Itanium-mangled name of a free function `run` (any parameter list):
 // "_Z3run" followed by the parameter encoding.
 bool is_mangled_run_symbol(const std::string& symbol);
+
+// What a candidate whose `run` has another signature is told: the `run` functions it defines
+// (mangled names from kernel.so's symbol table), demangled, each with the parameters that
+// differ from the expected one: "found run(float const*, ...): parameter 1 is float const*,
+// expected __nv_bfloat16 const*". "" when `found` holds no `run`.
+std::string describe_run_mismatch(const std::string& expected_mangled,
+                                  const std::vector<std::string>& found_mangled);
 
 }  // namespace ptxb

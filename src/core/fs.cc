@@ -15,24 +15,60 @@
 namespace ptxb {
 namespace stdfs = std::filesystem;
 
+namespace {
+
+// What a non-regular file is, for the error message.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
+}  // namespace
+
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the type is then checked on the open
+  // descriptor itself (fstat), so the path cannot be swapped between the check and the read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return make_error("io", "{}: cannot open: {}", path, std::strerror(errno));
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    return make_error("io", "{}: cannot open: {}", path, std::strerror(errno));
-  if (S_ISDIR(info.st_mode)) return make_error("io", "{}: is a directory, expected a file", path);
-  if (static_cast<std::size_t>(info.st_size) > max_bytes)
+  if (::fstat(fd, &info) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    return make_error("io", "{}: cannot stat: {}", path, std::strerror(saved));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return make_error("io", "{}: is {}, expected a regular file", path, file_kind(info.st_mode));
+  }
+  if (static_cast<std::size_t>(info.st_size) > max_bytes) {
+    ::close(fd);
     return make_error("io", "{}: file is {} bytes, larger than the limit of {} bytes", path,
                       static_cast<long long>(info.st_size), max_bytes);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("io", "{}: cannot open: {}", path, std::strerror(errno));
+  }
   std::string contents;
-  contents.resize(static_cast<std::size_t>(info.st_size));
-  in.read(contents.data(), static_cast<std::streamsize>(contents.size()));
-  contents.resize(static_cast<std::size_t>(in.gcount()));
-  // The file may have grown between stat and read; one more byte means it is over the cap.
-  if (in.peek() != std::char_traits<char>::eof())
-    return make_error("io", "{}: file grew while reading, larger than the limit of {} bytes", path,
-                      max_bytes);
+  char buffer[1 << 16];
+  // Reads to EOF, one byte past the cap at most: a file that grew since fstat is still refused.
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int saved = errno;
+      ::close(fd);
+      return make_error("io", "{}: cannot read: {}", path, std::strerror(saved));
+    }
+    if (n == 0) break;
+    if (contents.size() + static_cast<std::size_t>(n) > max_bytes) {
+      ::close(fd);
+      return make_error("io", "{}: file grew while reading, larger than the limit of {} bytes",
+                        path, max_bytes);
+    }
+    contents.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return contents;
 }
 

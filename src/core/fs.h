@@ -9,7 +9,8 @@
 
 namespace ptxb {
 
-// Reads a whole file; fails with a clear message if it is missing, a directory, or larger than
+// Reads a whole file; fails with a clear message if it is missing, not a regular file (a
+// directory, FIFO, device or socket: a FIFO would block forever), or larger than
 // `max_bytes` (the size is checked before reading, so a huge file is never loaded).
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 

@@ -48,6 +48,56 @@ std::string find_utf8_error(std::string_view text) {
   return {};
 }
 
+std::string find_depth_error(std::string_view text, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        return fmt::format("nested deeper than {} levels at byte offset {}", max_depth, i);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return {};
+}
+
+std::string to_valid_utf8(std::string_view text) {
+  if (find_utf8_error(text).empty()) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 16);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // The longest valid sequence at i (1-4 bytes), else one replaced byte.
+    std::size_t valid = 0;
+    for (std::size_t length = 1; length <= 4 && i + length <= text.size(); ++length) {
+      const std::string_view candidate = text.substr(i, length);
+      if (find_utf8_error(candidate).empty()) {
+        valid = length;
+        break;
+      }
+    }
+    if (valid == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    } else {
+      out.append(text.substr(i, valid));
+      i += valid;
+    }
+  }
+  return out;
+}
+
 Result<Json> parse_json(std::string_view text, const std::string& origin) {
   bool blank = true;
   for (char c : text) {
@@ -62,13 +112,24 @@ Result<Json> parse_json(std::string_view text, const std::string& origin) {
                       origin, text.find('\0'));
   if (auto utf8 = find_utf8_error(text); !utf8.empty())
     return make_error("parse", "{}: not UTF-8 text: {}", origin, utf8);
+  if (auto depth = find_depth_error(text); !depth.empty())
+    return make_error("parse", "{}: malformed JSON: {}", origin, depth);
+  // nlohmann's messages start with "[json.exception.parse_error.101] parse error at line 1, ...".
+  auto without_tag = [](const char* what) {
+    std::string text = what;
+    if (auto pos = text.find("] "); pos != std::string::npos) text = text.substr(pos + 2);
+    return text;
+  };
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
-    // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line 1, ..."
-    std::string what = e.what();
-    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-    return make_error("parse", "{}: malformed JSON: {}", origin, what);
+    return make_error("parse", "{}: malformed JSON: {}", origin, without_tag(e.what()));
+  } catch (const Json::out_of_range& e) {
+    // 1e400 and friends: "number overflow parsing '1e400'" (the value does not fit a double).
+    return make_error("parse", "{}: malformed JSON: {} (outside the range of a double)", origin,
+                      without_tag(e.what()));
+  } catch (const Json::exception& e) {
+    return make_error("parse", "{}: malformed JSON: {}", origin, without_tag(e.what()));
   }
 }
 

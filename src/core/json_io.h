@@ -22,11 +22,26 @@ using Json = nlohmann::ordered_json;
 // not a 10 MB parse.
 inline constexpr std::size_t kMaxJsonFileBytes = 8u << 20;
 
+// Deepest nesting of arrays and objects we accept. Real documents (traces, configs, model
+// answers) nest fewer than 10 levels; the limit keeps hostile input from driving recursive
+// consumers (dump, schema walks) into stack exhaustion or path bookkeeping into large memory.
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
+// Returns an empty string if no array or object in `text` nests deeper than `max_depth`, else a
+// description with the byte offset. One linear pass; strings are skipped.
+std::string find_depth_error(std::string_view text, std::size_t max_depth = kMaxJsonDepth);
+
 // Returns an empty string if `text` is valid UTF-8, else a description with the byte offset.
 std::string find_utf8_error(std::string_view text);
 
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD. Tool output the
+// candidate can shape (kernel names in a ptxas log, a sanitizer's quoted source) goes into JSON
+// results, and nlohmann's dump throws on invalid UTF-8: parsers of such output call this first.
+std::string to_valid_utf8(std::string_view text);
+
 // Parses one JSON document. `origin` names the source in errors ("definitions/x.json").
-// Rejects empty input, NUL bytes, invalid UTF-8 and trailing garbage, each with a clear message.
+// Rejects empty input, NUL bytes, invalid UTF-8, nesting deeper than kMaxJsonDepth, numbers that
+// overflow a double and trailing garbage, each with a clear message. Never throws.
 Result<Json> parse_json(std::string_view text, const std::string& origin);
 
 // Reads and parses a JSON file (size-capped).

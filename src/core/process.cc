@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/interrupt.h"
 #include "core/strings.h"
 
 extern char** environ;
@@ -30,6 +31,7 @@ void append_capped(std::string& sink, std::size_t& dropped, const char* data, st
 }  // namespace
 
 std::string ProcessResult::describe() const {
+  if (interrupted) return "stopped: ptxbench was interrupted (process group killed)";
   if (timed_out)
     return fmt::format("timed out after {:.1f} s (process group killed)", wall_ms / 1000.0);
   if (term_signal != 0)
@@ -126,6 +128,13 @@ Result<ProcessResult> SystemProcessRunner::run(const ProcessSpec& spec) {
   const auto deadline = start + spec.timeout;
 
   while (open[0] || open[1] || !exited) {
+    // Ctrl-C reaches only our process group; the child's (nvcc and its cicc, ptxas) is ended
+    // here, at most one poll period (50 ms) later.
+    if (interrupted()) {
+      ::kill(-pid, SIGKILL);
+      result.interrupted = true;
+      break;
+    }
     int timeout_ms = 50;
     if (has_deadline) {
       auto left =
@@ -180,7 +189,7 @@ Result<ProcessResult> SystemProcessRunner::run(const ProcessSpec& spec) {
   ::close(out_pipe[0]);
   ::close(err_pipe[0]);
   result.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  if (!result.timed_out) {
+  if (!result.timed_out && !result.interrupted) {
     if (WIFSIGNALED(wait_status)) {
       result.term_signal = WTERMSIG(wait_status);
     } else if (WIFEXITED(wait_status)) {

@@ -1,7 +1,8 @@
 // Running a child process with a hard wall-clock limit and capped output capture.
 //
 // Used for every external tool (nvcc, ptxas, cuobjdump, ncu) and for the GPU runner. The child
-// gets its own process group so that a timeout kills everything it started (nvcc spawns cicc,
+// gets its own process group so that a timeout or an interrupt of ptxbench kills everything it
+// started (nvcc spawns cicc,
 // ptxas, fatbinary; a candidate may fork). Behind the ProcessRunner interface so that the compile
 // and evaluation stages are tested with scripted fakes.
 #pragma once
@@ -30,13 +31,18 @@ struct ProcessResult {
   int exit_code = -1;   // valid when term_signal == 0 and !timed_out
   int term_signal = 0;  // signal that ended the child, 0 if it exited
   bool timed_out = false;
+  // ptxbench itself was interrupted (core/interrupt.h) while the child ran: its process group
+  // was killed and the outcome means nothing about the child.
+  bool interrupted = false;
   std::string stdout_text;
   std::string stderr_text;
   std::size_t stdout_dropped_bytes = 0;
   std::size_t stderr_dropped_bytes = 0;
   double wall_ms = 0.0;
 
-  bool succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
+  bool succeeded() const {
+    return !timed_out && !interrupted && term_signal == 0 && exit_code == 0;
+  }
   // "exit code 2", "killed by signal 11 (SIGSEGV)", "timed out after 120.0 s (process group
   // killed)"
   std::string describe() const;

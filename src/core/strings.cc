@@ -121,4 +121,18 @@ std::string cap_text(std::string_view text, std::size_t max_bytes) {
                      text.size() - max_bytes);
 }
 
+std::string count_noun(long long count, std::string_view singular) {
+  std::string noun(singular);
+  if (count != 1) {
+    const bool consonant_y =
+        noun.size() >= 2 && noun.back() == 'y' &&
+        std::string_view("aeiou").find(noun[noun.size() - 2]) == std::string_view::npos;
+    if (consonant_y)
+      noun.replace(noun.size() - 1, 1, "ies");
+    else
+      noun += 's';
+  }
+  return std::to_string(count) + " " + noun;
+}
+
 }  // namespace ptxb

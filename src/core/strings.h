@@ -17,6 +17,10 @@ bool contains(std::string_view text, std::string_view needle);
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 std::string to_lower(std::string_view text);
 
+// "1 turn", "2 turns", "1 trajectory", "3 trajectories": `count` and the noun in the right
+// number (English: -y after a consonant becomes -ies, else -s).
+std::string count_noun(long long count, std::string_view singular);
+
 // "SIGSEGV" for 11, "signal 99" for unknown numbers.
 std::string signal_name(int signal_number);
 

@@ -37,6 +37,16 @@ PtxbStatus compile_status_to_ptxb(CompileStatus status) {
 
 }  // namespace
 
+std::string gpu_stages_unavailable(const EvalTools& tools, const std::string& arch) {
+  if (!tools.gpu_disabled_reason.empty()) return tools.gpu_disabled_reason;
+  if (arch != "sm_90a") return "only sm_90a (Hopper) GPUs are evaluated by this build";
+  GpuProbe probe = probe_gpus();
+  if (!probe.has_gpu()) return "no GPU: " + join(probe.problems, "; ");
+  if (!find_executable(tools.supervisor_path))
+    return tools.supervisor_path + " is not built (configure with CUDA)";
+  return "";
+}
+
 EvalTools EvalTools::discover() {
   EvalTools t;
   // Where the helpers are (core/install_layout.h); when nowhere, the paths next to ptxbench
@@ -125,11 +135,9 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
     workload_entry();
     return result;
   };
-  if (result.arch != "sm_90a") return skip("only sm_90a (Hopper) GPUs are evaluated by this build");
-  GpuProbe probe = probe_gpus();
-  if (!probe.has_gpu()) return skip("no GPU: " + join(probe.problems, "; "));
-  if (!find_executable(tools.supervisor_path))
-    return skip(tools.supervisor_path + " is not built (configure with CUDA)");
+  if (std::string why = gpu_stages_unavailable(tools, result.arch); !why.empty())
+    return skip(std::move(why));
+  const GpuProbe probe = probe_gpus();  // recorded in the result's environment
 
   SupervisorJob job;
   job.request = request;
@@ -154,6 +162,9 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
     return result;
   };
   if (!ran.ok()) return infra("could not start the supervisor: " + ran.error().message);
+  // Stopped by our own Ctrl-C (core/interrupt.h): no verdict at all, not an INFRA_ERROR.
+  if (ran->interrupted)
+    return make_error("interrupted", "evaluation stopped: ptxbench was interrupted");
   if (ran->timed_out || ran->exit_code != 0)
     return infra(fmt::format("the supervisor failed ({}): {}", ran->describe(),
                              trim(ran->stderr_text).substr(0, 2000)));

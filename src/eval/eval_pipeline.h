@@ -26,6 +26,9 @@ struct EvalTools {
   std::string ncu_path;
   std::string sanitizer_path;
   std::string sandbox_path;
+  // Non-empty: the GPU stages are never run, whatever the machine has, and this is the reason
+  // recorded (`ptxbench run --compile-only`).
+  std::string gpu_disabled_reason;
   static EvalTools discover();
   Json to_json() const;
 };
@@ -34,6 +37,10 @@ struct EvalTools {
 // reference and candidate timing (2 × 15 s budgets plus per-call limits) + ncu (120 s), rounded
 // up; a supervisor still running after it is killed and the evaluation is an INFRA_ERROR.
 inline constexpr double kSupervisorTimeoutSeconds = 900.0;
+
+// Why the GPU stages of an evaluation with `tools` for `arch` would be skipped here ("" when
+// they would run): disabled, no GPU, no supervisor, an architecture this build cannot run.
+std::string gpu_stages_unavailable(const EvalTools& tools, const std::string& arch = "sm_90a");
 
 // Runs the evaluation. Errors only for what the caller got wrong (unknown task, unreadable
 // tools); everything about the candidate is a status in the result.

@@ -20,6 +20,11 @@ std::string cap(const std::string& text, std::size_t limit) {
 }
 
 std::string next_step(const EvalResult& r) {
+  // Not a failure of the kernel or of the harness: this evaluation only compiles. Telling the
+  // model to "resubmit" would waste its turn on the same kernel.
+  if (r.gpu_skipped)
+    return "Your kernel compiled; it was not run here (" + r.gpu_skip_reason +
+           "), so its correctness and speed are unknown. Improve it, or resubmit it as is.";
   if (starts_with(r.reason, reason::kSandboxSeccomp))
     return "Remove the forbidden system call: `run` may only compute on the GPU (no sockets, "
            "processes, signals to others, tracing, mounts or kernel interfaces).";

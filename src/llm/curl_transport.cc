@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/interrupt.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -41,6 +42,10 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     transfer->response.headers[to_lower(trim(line.substr(0, colon)))] =
         trim(line.substr(colon + 1));
   return bytes;
+}
+
+int on_progress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return interrupted() ? 1 : 0;
 }
 
 long to_ms(double seconds) {
@@ -93,8 +98,14 @@ Result<HttpResponse> CurlHttpTransport::post(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // whatever this libcurl can decode
   // Redirects would re-send the API key to another host; a model endpoint never needs them.
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  // Ctrl-C (core/interrupt.h): libcurl calls this about once a second and aborts the transfer
+  // when it returns non-zero, so an interrupted run does not wait out a long answer.
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 
   const CURLcode code = curl_easy_perform(h);
+  if (code == CURLE_ABORTED_BY_CALLBACK)
+    return make_error("interrupted", "POST {}: stopped, ptxbench was interrupted", request.url);
   if (transfer.over_cap)
     return make_error("network", "POST {}: response larger than {} bytes", request.url,
                       kMaxHttpResponseBytes);

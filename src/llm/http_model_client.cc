@@ -1,9 +1,12 @@
 #include "llm/http_model_client.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <string_view>
 #include <thread>
 
+#include "core/interrupt.h"
 #include "core/strings.h"
 #include "llm/api_error.h"
 
@@ -19,13 +22,41 @@ HttpModelClient::HttpModelClient(ModelConfig config, std::string api_key, HttpTr
       random_(std::random_device{}()) {
   if (!sleeper_)
     sleeper_ = [](double seconds) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      // In slices, so that Ctrl-C ends a backoff of minutes at once (core/interrupt.h).
+      const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+      while (!interrupted() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     };
 }
 
+namespace {
+
+bool is_key_character(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+}  // namespace
+
+std::string redact_key(std::string text, const std::string& key) {
+  if (key.size() < kMinRedactedKeyLength) return text;
+  static constexpr std::string_view kMark = "[REDACTED]";
+  std::size_t from = 0;
+  while ((from = text.find(key, from)) != std::string::npos) {
+    const std::size_t end = from + key.size();
+    const bool starts_token = from == 0 || !is_key_character(text[from - 1]);
+    const bool ends_token = end == text.size() || !is_key_character(text[end]);
+    if (starts_token && ends_token) {
+      text.replace(from, key.size(), kMark);
+      from += kMark.size();
+    } else {
+      ++from;
+    }
+  }
+  return text;
+}
+
 std::string HttpModelClient::redact(std::string text) const {
-  if (api_key_.empty()) return text;
-  return replace_all(std::move(text), api_key_, "[REDACTED]");
+  return redact_key(std::move(text), api_key_);
 }
 
 double HttpModelClient::jitter() {
@@ -68,6 +99,10 @@ Result<ModelReply> HttpModelClient::complete(const std::vector<ChatMessage>& mes
     auto give_up = [&](const std::string& why) {
       return Error{fmt::format("model {}: {}{}", config_.name, failure.message, why), failure.code};
     };
+    if (interrupted()) {
+      failure.code = "interrupted";
+      return give_up(" (ptxbench was interrupted)");
+    }
     if (!is_retryable_model_error(failure)) return give_up("");
     if (attempt >= policy.max_attempts)
       return give_up(fmt::format(" (gave up after {} attempts)", attempt));

@@ -55,4 +55,13 @@ double backoff_seconds(const RetryPolicy& policy, int failures, double unit);
 // unreadable. Never negative.
 std::optional<double> parse_retry_after(const std::string& value, std::time_t now);
 
+// Keys shorter than this are not secrets worth hiding ("k", "x", "EMPTY" for local vLLM/SGLang
+// servers) and replacing them would mangle ordinary words; real API keys are 30+ characters.
+inline constexpr std::size_t kMinRedactedKeyLength = 12;
+
+// `text` with every whole-token occurrence of `key` replaced by "[REDACTED]": one not inside a
+// longer run of key characters (letters, digits, '-', '_'), so "key" never redacts
+// "keyboard". Keys shorter than kMinRedactedKeyLength leave `text` as it is.
+std::string redact_key(std::string text, const std::string& key);
+
 }  // namespace ptxb

@@ -235,8 +235,15 @@ Result<ModelConfig> ModelConfig::from_shortcut(const std::string& spec) {
   config.api = provider->api;
   config.name = model;
   config.model = model;
+  // The same endpoint, typed with or without a trailing slash, is still the provider's.
+  auto same_endpoint = [](std::string a, std::string b) {
+    while (!a.empty() && a.back() == '/') a.pop_back();
+    while (!b.empty() && b.back() == '/') b.pop_back();
+    return to_lower(a) == to_lower(b);
+  };
+  const bool public_endpoint = base_url.empty() || same_endpoint(base_url, provider->base_url);
   config.base_url = base_url.empty() ? provider->base_url : base_url;
-  config.api_key_env = provider->key_env;
+  config.api_key_env = public_endpoint && *provider->key_env ? provider->key_env : kEndpointKeyEnv;
   apply_api_defaults(config, true);
   return config;
 }

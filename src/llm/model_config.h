@@ -31,6 +31,12 @@ struct RetryPolicy {
   Json to_json() const;
 };
 
+// The key variable of an endpoint the user names with --model PROVIDER:MODEL@URL, when URL is
+// not the provider's public endpoint (and of vllm/sglang servers): a provider's own key
+// (OPENAI_API_KEY, ...) is never sent to a host the user did not pair it with. Optional: unset
+// means no key is sent (local servers usually take none, or any word).
+inline constexpr const char* kEndpointKeyEnv = "PTXBENCH_ENDPOINT_API_KEY";
+
 struct ModelConfig {
   std::string name;         // how runs and reports call the model; unique within an experiment
   std::string api;          // openai | anthropic | gemini | replay
@@ -56,6 +62,8 @@ struct ModelConfig {
   static Result<ModelConfig> from_json(const Json& json, const std::string& path);
   // A --model shortcut: "replay", "replay:DIR", or PROVIDER:MODEL[@BASE_URL] with PROVIDER one
   // of openai, anthropic, gemini, openrouter, together, vllm, sglang (the last two need @URL).
+  // The provider's key variable goes with its public endpoint only; any other URL reads
+  // kEndpointKeyEnv.
   static Result<ModelConfig> from_shortcut(const std::string& spec);
 };
 

@@ -20,7 +20,10 @@ Result<std::unique_ptr<ModelClient>> make_model_client(const ModelConfig& config
   std::string key;
   if (!config.api_key_env.empty()) {
     const char* value = std::getenv(config.api_key_env.c_str());
-    if (!value || !*value)
+    // A user-named endpoint's key is optional: without it no key is sent.
+    const bool optional = config.api_key_env == kEndpointKeyEnv;
+    if ((!value || !*value) && optional) value = "";
+    if (!value || (!*value && !optional))
       return make_error("config",
                         "model {}: environment variable {} is not set (it must hold the API key; "
                         "keys are read from the environment only)",

@@ -139,7 +139,22 @@ class AnthropicMessagesFormat final : public WireFormat {
       }
       list.push_back(Json{{"role", m.role}, {"content", m.content}});
     }
-    if (!system.empty()) body["system"] = system;
+    // Prompt caching (Anthropic "prompt caching": up to 4 cache_control breakpoints; a prefix
+    // below the model's minimum, 1024-4096 tokens, is simply not cached). The ~100 KB system
+    // prompt is resent every turn, and each turn resends the whole conversation: one breakpoint
+    // after the system prompt and one on the newest message make every later turn read the
+    // unchanged prefix from the cache (billed at a tenth of the input price) instead of paying
+    // for it again. The usage's cache_creation/cache_read tokens count in `prompt` (parse).
+    const Json ephemeral = Json{{"type", "ephemeral"}};
+    if (!system.empty())
+      body["system"] =
+          Json::array({Json{{"type", "text"}, {"text", system}, {"cache_control", ephemeral}}});
+    if (!list.empty()) {
+      Json& last = list.back();
+      last["content"] = Json::array({Json{{"type", "text"},
+                                          {"text", last["content"].get<std::string>()},
+                                          {"cache_control", ephemeral}}});
+    }
     body["messages"] = list;
     if (config.temperature) body["temperature"] = *config.temperature;
     if (config.top_p) body["top_p"] = *config.top_p;

@@ -176,13 +176,29 @@ Result<std::vector<TurnRecord>> parse_turns_jsonl(const std::string& text,
                                  [](const Json& json) { return TurnRecord::from_json(json); });
 }
 
-Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& run_dirs) {
+std::size_t committed_jsonl_length(std::string_view jsonl) {
+  const std::size_t last_newline = jsonl.rfind('\n');
+  return last_newline == std::string_view::npos ? 0 : last_newline + 1;
+}
+
+Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& run_dirs,
+                                              std::vector<std::string>* notes) {
   if (run_dirs.empty()) return make_error("usage", "no run directory given");
   std::map<TrajectoryKey, Trajectory> trajectories;
   for (const std::string& run_dir : run_dirs) {
     if (!is_directory(run_dir)) return make_error("io", "{}: not a directory", run_dir);
     std::string turns_path = run_dir + "/turns.jsonl";
     PTXB_ASSIGN_OR_RETURN(std::string turns_text, read_file(turns_path, kMaxRunFileBytes));
+    if (const std::size_t committed = committed_jsonl_length(turns_text);
+        committed < turns_text.size()) {
+      const auto line = std::count(turns_text.begin(), turns_text.end(), '\n') + 1;
+      if (notes != nullptr)
+        notes->push_back(fmt::format(
+            "{}:{}: torn last line ({} bytes without a newline: the run was stopped while "
+            "writing it) left out; `ptxbench run --out {}` redoes that turn",
+            turns_path, line, turns_text.size() - committed, run_dir));
+      turns_text.resize(committed);
+    }
 
     std::string declared_path = run_dir + "/trajectories.jsonl";
     if (path_exists(declared_path)) {

@@ -79,8 +79,15 @@ struct Trajectory {
 
 // Loads RUN_DIR/turns.jsonl (required) and RUN_DIR/trajectories.jsonl (optional: declares
 // trajectories, including ones without turns) from each directory. Fails on a malformed line
-// (naming file:line), a duplicate (trajectory, turn), or a trajectory declared twice.
-Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& run_dirs);
+// (naming file:line), a duplicate (trajectory, turn), or a trajectory declared twice. A torn
+// last line of turns.jsonl (no newline: the run was killed while appending it) was never
+// committed: it is left out, as `run` does on resume, and a note saying so goes to `notes`.
+Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& run_dirs,
+                                              std::vector<std::string>* notes = nullptr);
+
+// Bytes of `jsonl` up to and including its last newline: the committed lines. Records are
+// appended whole with one write(2) each, so anything after the last newline is a torn append.
+std::size_t committed_jsonl_length(std::string_view jsonl);
 
 // Parses the text of a turns.jsonl / trajectories.jsonl (for tests and the loader).
 Result<std::vector<TurnRecord>> parse_turns_jsonl(const std::string& text,

@@ -244,8 +244,9 @@ std::string speedup_by_turn_plot(const std::vector<const Trajectory*>& members, 
 
 // Outcome shares of all turn slots at the largest limit, as one stacked bar with a legend.
 std::string outcome_plot(const WindowMetrics& widest) {
-  std::string out = svg_open("outcomes", fmt::format("turn outcomes (≤{} turns, all {} slots)",
-                                                     widest.turn_limit, widest.n_turns));
+  std::string out = svg_open(
+      "outcomes", fmt::format("turn outcomes (≤{}, all {})", count_noun(widest.turn_limit, "turn"),
+                              count_noun(widest.n_turns, "slot")));
   double bar_top = kTop + 4, bar_height = 28;
   double x = kLeft;
   int legend_row = 0;
@@ -311,14 +312,16 @@ std::string render_html(const std::vector<GroupMetrics>& groups,
     const LimitMetrics& widest = group.limits.back();
     out += fmt::format(
         "<section class=\"group\" data-model=\"{}\" data-task=\"{}\" data-arch=\"{}\">"
-        "<h2>{} · {} · {}</h2>\n<p>{} trajectories; prompt variants: {}</p>\n",
+        "<h2>{} · {} · {}</h2>\n<p>{}; prompt variants: {}</p>\n",
         escape(group.model), escape(group.workload_name), escape(group.arch), escape(group.model),
-        escape(group.workload_name), escape(group.arch), group.n_trajectories,
+        escape(group.workload_name), escape(group.arch),
+        count_noun(static_cast<long long>(group.n_trajectories), "trajectory"),
         escape(join(group.variants, ", ")));
-    out += curve_plot("fast_inst_p", fmt::format("Fast^Inst_p (≤{} turns)", widest.turn_limit),
+    out += curve_plot("fast_inst_p",
+                      fmt::format("Fast^Inst_p (≤{})", count_noun(widest.turn_limit, "turn")),
                       options.ps, widest.over_variants.fast_inst_p, widest.pooled.fast_inst_p);
-    out += curve_plot("fast_p", fmt::format("Fast_p (≤{} turns)", widest.turn_limit), options.ps,
-                      widest.over_variants.fast_p, widest.pooled.fast_p);
+    out += curve_plot("fast_p", fmt::format("Fast_p (≤{})", count_noun(widest.turn_limit, "turn")),
+                      options.ps, widest.over_variants.fast_p, widest.pooled.fast_p);
     out += correctness_by_turn_plot(members, turn_limit);
     out += speedup_by_turn_plot(members, turn_limit);
     out += outcome_plot(widest.pooled);

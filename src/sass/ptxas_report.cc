@@ -40,7 +40,10 @@ std::vector<PtxasDiagnostic> PtxasReport::unattributed() const {
   return out;
 }
 
-PtxasReport parse_ptxas_report(std::string_view log) {
+PtxasReport parse_ptxas_report(std::string_view raw_log) {
+  // Kernel names and messages end up in JSON results: valid UTF-8 only.
+  const std::string clean_log = to_valid_utf8(raw_log);
+  const std::string_view log = clean_log;
   static const std::regex kCompiling(R"(^Compiling entry function '([^']+)' for '([^']+)')");
   static const std::regex kProperties(R"(^Function properties for (\S+))");
   static const std::regex kFrame(
@@ -143,7 +146,7 @@ Json diagnostic_to_json(const PtxasDiagnostic& diagnostic) {
               {"performance_loss", diagnostic.performance_loss}};
 }
 
-PtxasDiagnostic diagnostic_from_json(const Json& json) {
+PtxasDiagnostic ptxas_diagnostic_from_json(const Json& json) {
   PtxasDiagnostic diagnostic;
   diagnostic.code = json.value("code", "");
   diagnostic.kernel = json.value("kernel", "");
@@ -203,11 +206,11 @@ PtxasReport ptxas_report_from_json(const Json& json) {
     for (const auto& [bank, bytes] : constant_bytes_json.items())
       kernel.constant_bytes.emplace_back(bank, bytes.get<std::int64_t>());
     for (const auto& diagnostic : item.value("diagnostics", Json::array()))
-      kernel.diagnostics.push_back(diagnostic_from_json(diagnostic));
+      kernel.diagnostics.push_back(ptxas_diagnostic_from_json(diagnostic));
     report.kernels.push_back(std::move(kernel));
   }
   for (const auto& diagnostic : json.value("diagnostics", Json::array()))
-    report.diagnostics.push_back(diagnostic_from_json(diagnostic));
+    report.diagnostics.push_back(ptxas_diagnostic_from_json(diagnostic));
   return report;
 }
 

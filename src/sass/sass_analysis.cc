@@ -60,8 +60,11 @@ std::optional<std::string> base_opcode_of_line(std::string_view line) {
 
 }  // namespace
 
-Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view text,
+Result<std::vector<SassKernel>> parse_cuobjdump_sass(std::string_view raw_text,
                                                      const std::string& origin) {
+  // Function names end up in JSON results: valid UTF-8 only.
+  const std::string clean_text = to_valid_utf8(raw_text);
+  const std::string_view text = clean_text;
   std::vector<SassKernel> kernels;
   std::string arch;
   SassKernel* current = nullptr;

@@ -144,10 +144,12 @@ std::optional<double> as_non_negative_number(const Json& value, const std::strin
 namespace {
 
 // Tracks the JSON path during a callback parse to report duplicate keys with their location.
+// Each frame holds only its own path element (".inputs", "[3]"); the full path is joined when a
+// duplicate is found, so memory stays linear in the input, not quadratic in the depth.
 struct DuplicateKeyFinder {
   struct Frame {
     bool is_object = false;
-    std::string path;
+    std::string element;  // how the parent reaches this container; "$" for the root
     std::set<std::string> keys;
     std::size_t next_index = 0;
     std::string last_key;
@@ -155,11 +157,17 @@ struct DuplicateKeyFinder {
   std::vector<Frame> stack;
   std::string first_duplicate;  // "$.inputs: duplicate key 'A'"
 
-  std::string child_path() {
+  std::string child_element() {
     if (stack.empty()) return "$";
     Frame& top = stack.back();
-    if (top.is_object) return json_path_key(top.path, top.last_key);
-    return json_path_index(top.path, top.next_index++);
+    if (top.is_object) return json_path_key("", top.last_key);
+    return json_path_index("", top.next_index++);
+  }
+
+  std::string top_path() const {
+    std::string path;
+    for (const Frame& frame : stack) path += frame.element;
+    return path;
   }
 
   bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
@@ -168,7 +176,7 @@ struct DuplicateKeyFinder {
       case Json::parse_event_t::array_start: {
         Frame frame;
         frame.is_object = event == Json::parse_event_t::object_start;
-        frame.path = child_path();
+        frame.element = child_element();
         stack.push_back(std::move(frame));
         break;
       }
@@ -180,13 +188,13 @@ struct DuplicateKeyFinder {
         Frame& top = stack.back();
         top.last_key = parsed.get<std::string>();
         if (!top.keys.insert(top.last_key).second && first_duplicate.empty())
-          first_duplicate = top.path + ": duplicate key '" + top.last_key +
+          first_duplicate = top_path() + ": duplicate key '" + top.last_key +
                             "' (names in an object must be unique)";
         break;
       }
       case Json::parse_event_t::value:
         // Scalars inside arrays advance the array index; inside objects the key already did.
-        if (!stack.empty() && !stack.back().is_object) child_path();
+        if (!stack.empty() && !stack.back().is_object) child_element();
         break;
     }
     return true;

@@ -14,6 +14,7 @@
 #include "../support/http_test_server.h"
 #include "core/fs.h"
 #include "core/strings.h"
+#include "eval/eval_pipeline.h"
 #include "metrics/turn_record.h"
 
 namespace ptxb {
@@ -122,13 +123,13 @@ TEST_F(RunCli, BadInputsFailWithOneClearLine) {
       << bad_api.stderr_text;
 
   ProcessResult no_task = testing::run_cli({"run", "--model", "replay", "--out", tmp_ + "/out"});
-  EXPECT_EQ(no_task.exit_code, 1);
+  EXPECT_EQ(no_task.exit_code, 2);  // usage errors exit 2 (issue 21)
   EXPECT_NE(no_task.stderr_text.find("no task"), std::string::npos) << no_task.stderr_text;
 
   ProcessResult bad_variant =
       testing::run_cli({"run", "--model", "replay", "--task", "gemm_n7168_k5120", "--variants",
                         "base,nope", "--out", tmp_ + "/out"});
-  EXPECT_EQ(bad_variant.exit_code, 1);
+  EXPECT_EQ(bad_variant.exit_code, 2);
   EXPECT_NE(bad_variant.stderr_text.find("variant \"nope\" is not a knowledge-pack tag"),
             std::string::npos);
 
@@ -240,6 +241,131 @@ TEST_F(RunCli, NoApiKeyInAnyFileEvenWhenTheServerEchoesIt) {
   auto plan = read_json_file(out + "/plan.json");
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan.value()["config"]["models"][0]["api_key_env"], kKeyVar);  // the name, only
+}
+
+// Issue 21, defect 3: two runs of one directory both appended every turn (and paid twice). The
+// second is refused before it calls the model, naming the first's pid; defect 6: the resume
+// hint names the directory.
+TEST_F(RunCli, SecondRunOfTheSameDirectoryIsRefusedWithThePid) {
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest&) {
+    testing::ScriptedResponse answer = testing::openai_answer(kernel_answer(1, ""));
+    answer.stall = true;  // the first run holds the directory while it waits
+    return answer;
+  });
+  const std::string config = write_config(server.base_url());
+  const std::string out = tmp_ + "/run";
+  const pid_t first = start_run(config, out);
+  ASSERT_TRUE(server.wait_for_requests(1, 60s)) << stderr_text();
+
+  std::vector<std::string> env = current_environment();
+  env.push_back(std::string(kKeyVar) + "=" + kKey);
+  const pid_t second = testing::spawn_process({PTXB_TESTING_CLI_PATH, "run", "--config", config,
+                                               "--out", out, "--test-fake-eval", tmp_ + "/evals"},
+                                              env, tmp_ + "/second.out", tmp_ + "/second.err");
+  EXPECT_EQ(testing::wait_for_exit(second, 60s), 1);
+  const std::string second_err = read_file(tmp_ + "/second.err", 1 << 16).value();
+  EXPECT_NE(second_err.find(fmt::format("ptxbench: error: ptxbench run --out {}: already running "
+                                        "(pid {})",
+                                        out, first)),
+            std::string::npos)
+      << second_err;
+  EXPECT_EQ(server.request_count(), 1);  // the second run never called the model
+  EXPECT_NE(stderr_text().find("resume with `ptxbench run --out " + out + "`"), std::string::npos)
+      << stderr_text();
+  ::kill(first, SIGKILL);
+  testing::wait_for_exit(first, 30s);
+}
+
+// Issue 21, defect 6: without --out, "run the same command again" started a new timestamped
+// directory. The exact resume command names the directory that was made.
+TEST_F(RunCli, ResumeHintNamesTheDefaultDirectory) {
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
+    return testing::openai_answer(
+        kernel_answer(testing::assistant_messages_in(request.body) + 1, ""));
+  });
+  const std::string config = write_config(server.base_url(), 1);
+  ProcessSpec spec;
+  spec.argv = {PTXB_TESTING_CLI_PATH, "run",          "--config", config,
+               "--test-fake-eval",    tmp_ + "/evals"};
+  spec.env = current_environment();
+  spec.env->push_back(std::string(kKeyVar) + "=" + kKey);
+  spec.cwd = tmp_;
+  spec.timeout = std::chrono::milliseconds(120000);
+  auto ran = SystemProcessRunner().run(spec);
+  ASSERT_TRUE(ran.ok());
+  ASSERT_EQ(ran->exit_code, 0) << ran->stderr_text;
+  const std::string marker = "resume with `ptxbench run --out runs/";
+  const std::size_t at = ran->stderr_text.find(marker);
+  ASSERT_NE(at, std::string::npos) << ran->stderr_text;
+  const std::size_t start = at + marker.size() - std::string("runs/").size();
+  const std::string dir = ran->stderr_text.substr(start, ran->stderr_text.find('`', start) - start);
+  EXPECT_TRUE(path_exists(tmp_ + "/" + dir + "/plan.json")) << dir;
+}
+
+// Issue 21, defect 7: Ctrl-C stopped a run silently. Now the model call in flight is aborted,
+// nothing of that turn is recorded, the resume command is printed, and the exit is 130; the
+// same directory then resumes at that turn.
+TEST_F(RunCli, InterruptStopsCleanlyAndPrintsTheResumeCommand) {
+  std::atomic<int> turn2_requests{0};
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest& request) {
+    const int turn = testing::assistant_messages_in(request.body) + 1;
+    testing::ScriptedResponse answer = testing::openai_answer(kernel_answer(turn, ""));
+    if (turn == 2 && turn2_requests++ == 0) answer.stall = true;
+    return answer;
+  });
+  const std::string config = write_config(server.base_url());
+  const std::string out = tmp_ + "/run";
+  const pid_t first = start_run(config, out);
+  ASSERT_TRUE(server.wait_for_requests(2, 60s)) << stderr_text();
+  ::kill(first, SIGINT);
+  // libcurl's progress callback runs about once a second: well within 15 s.
+  EXPECT_EQ(testing::wait_for_exit(first, 15s), 130) << stderr_text();
+  EXPECT_NE(stderr_text().find("ptxbench: error: interrupted by SIGINT: 1 turn of 3 done"),
+            std::string::npos)
+      << stderr_text();
+  EXPECT_NE(stderr_text().find("resume with: ptxbench run --out " + out), std::string::npos);
+  EXPECT_EQ(recorded_turns(out), std::vector<int>({1}));
+
+  const pid_t second = start_run(config, out);
+  ASSERT_EQ(testing::wait_for_exit(second, 120s), 0) << stderr_text();
+  EXPECT_EQ(recorded_turns(out), std::vector<int>({1, 2, 3}));
+}
+
+// Issue 21, defect 5: without a GPU, `run` called the model for every turn and then told it
+// "the harness failed, resubmit". A model that costs is refused up front; --compile-only runs
+// it anyway, and its feedback says the kernel compiled but was not run.
+TEST_F(RunCli, WithoutGpuStagesAPaidModelNeedsCompileOnly) {
+  const std::string gpu_missing = gpu_stages_unavailable(EvalTools::discover());
+  if (gpu_missing.empty()) GTEST_SKIP() << "the GPU stages run here";
+  testing::ScriptedHttpServer server([&](const testing::ScriptedRequest&) {
+    return testing::openai_answer(
+        "```cuda\n#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n#include <cstdint>\n"
+        "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, "
+        "int64_t N, int64_t K, cudaStream_t stream) {}\n```\n");
+  });
+  const std::string config = write_config(server.base_url(), 1);
+  const std::string out = tmp_ + "/run";
+  ProcessResult refused =
+      testing::run_cli({"run", "--config", config, "--out", out}, {std::string(kKeyVar) + "=k"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.stderr_text;
+  EXPECT_NE(refused.stderr_text.find("ptxbench: error: model scripted: the GPU stages cannot run "
+                                     "here"),
+            std::string::npos)
+      << refused.stderr_text;
+  EXPECT_NE(refused.stderr_text.find("--compile-only"), std::string::npos);
+  EXPECT_EQ(server.request_count(), 0);
+  EXPECT_FALSE(path_exists(out));
+
+  ProcessResult compiled = testing::run_cli(
+      {"run", "--config", config, "--out", out, "--compile-only"}, {std::string(kKeyVar) + "=k"});
+  EXPECT_EQ(compiled.exit_code, 3) << compiled.stderr_text;
+  EXPECT_EQ(server.request_count(), 1);
+  auto turn1 = read_json_file(out + "/turns/" + kId + "/turn1.json");
+  ASSERT_TRUE(turn1.ok());
+  EXPECT_EQ(turn1.value()["record"]["reason"], "gpu_skipped");
+  const std::string feedback = turn1.value()["feedback"].get<std::string>();
+  EXPECT_NE(feedback.find("it was not run here (--compile-only"), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("harness failed"), std::string::npos) << feedback;
 }
 
 // The replay model through the real evaluation pipeline (compile and static analysis here; the

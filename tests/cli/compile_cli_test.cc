@@ -69,6 +69,31 @@ TEST_F(CompileCli, UnknownTaskIsAOneLineError) {
   EXPECT_NE(result.stderr_text.find("gemm_n7168_k5120"), std::string::npos) << result.stderr_text;
 }
 
+// Issue 21, defect 11: the human output printed the first diagnostic twice and dropped nvcc's
+// source line and caret.
+TEST_F(CompileCli, CompileErrorIsShownOnceWithItsSourceLineAndCaret) {
+  auto dir = make_temp_directory("ptxb-compile-error");
+  ASSERT_TRUE(dir.ok());
+  const std::string kernel = dir.value() + "/bad.cu";
+  ASSERT_TRUE(write_file_atomic(kernel,
+                                "#include <cuda_bf16.h>\n#include <cstdint>\n"
+                                "__global__ void k(float* x) { x[0] = undefined_thing; }\n"
+                                "void run(const __nv_bfloat16* A, const __nv_bfloat16* B, "
+                                "__nv_bfloat16* C, int64_t M, int64_t N, int64_t K, "
+                                "cudaStream_t stream) {}\n")
+                  .ok());
+  ProcessResult result = run_cli({"compile", kernel, "--task", "gemm_n7168_k5120"});
+  remove_tree(dir.value());
+  EXPECT_EQ(result.exit_code, 1);
+  const std::string& out = result.stdout_text;
+  const std::string diagnostic = "identifier \"undefined_thing\" is undefined";
+  ASSERT_NE(out.find(diagnostic), std::string::npos) << out;
+  EXPECT_EQ(out.find(diagnostic, out.find(diagnostic) + 1), std::string::npos) << out;  // once
+  EXPECT_NE(out.find("x[0] = undefined_thing; }\n"), std::string::npos) << out;  // the source
+  EXPECT_NE(out.find("^\n"), std::string::npos) << out;                          // the caret
+  EXPECT_EQ(out.find("$ "), std::string::npos) << out;                           // no command lines
+}
+
 TEST_F(CompileCli, MissingKernelFileIsAnError) {
   ProcessResult result =
       run_cli({"compile", "/nonexistent/kernel.cu", "--task", "gemm_n7168_k5120"});

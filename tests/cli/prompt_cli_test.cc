@@ -104,7 +104,7 @@ TEST(PromptCli, UnknownTaskIsAnError) {
 
 TEST(PromptCli, MissingVariantIsAUsageError) {
   auto result = run_cli({"prompt", "--packs-dir", kRealPacks, "--task", "gemm_n7168_k5120"});
-  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.exit_code, 2);
   EXPECT_TRUE(contains(result.stderr_text, "--variant")) << result.stderr_text;
 }
 

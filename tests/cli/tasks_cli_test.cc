@@ -33,7 +33,7 @@ TEST(TasksCli, ListTableShowsEveryTask) {
   ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
   EXPECT_TRUE(contains(result.stdout_text, "gqa_ragged_prefill_causal_h32_kv4_d128"));
   EXPECT_TRUE(contains(result.stdout_text, "A[8192,5120] B[7168,5120] -> C[8192,7168]"));
-  EXPECT_TRUE(contains(result.stdout_text, "21 task(s)"));
+  EXPECT_TRUE(contains(result.stdout_text, "21 tasks"));
 }
 
 TEST(TasksCli, ShowGemmJsonContainsTheSignature) {
@@ -88,8 +88,8 @@ TEST(TasksCli, SolutionPrintsWhatReplayAnswers) {
             "mha_bwd_d128_causal 1 mha_bwd_d128/rung1_tma_wgmma.cu with PTXB_CAUSAL=1\n"
             "mha_bwd_d128_causal 2 mha_bwd_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1\n");
   auto past = run_cli({"tasks", "solution", "mha_bwd_d128", "--turn", "3"});
-  EXPECT_EQ(past.exit_code, 1);
-  EXPECT_TRUE(contains(past.stderr_text, "lists 2 replay turn(s), not 3")) << past.stderr_text;
+  EXPECT_EQ(past.exit_code, 2);  // a flag value out of range: a usage error
+  EXPECT_TRUE(contains(past.stderr_text, "lists 2 replay turns, not 3")) << past.stderr_text;
   auto unknown = run_cli({"tasks", "solution", "gqa_ragged_prefill_causal_h32_kv4_d128"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_TRUE(contains(unknown.stderr_text, "no replay kernel for task")) << unknown.stderr_text;

@@ -9,13 +9,17 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <mutex>
 
 #include "compile/elf_reader.h"
 #include "core/fs.h"
+#include "core/interrupt.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 
 namespace ptxb {
 namespace {
@@ -266,6 +270,8 @@ TEST_F(CompilePipeline, CublasIncludeIsForbidden) {
   const CompileResult& r = compiled("cublas_include");
   expect_forbidden(r, "forbidden_header", "cublas_v2.h: cuBLAS");
   EXPECT_EQ(r.forbidden[0].include_chain, (std::vector<std::string>{"kernel.cu"}));
+  // Issue 21, defect 11: the finding (listed in a model's feedback) names no host path.
+  EXPECT_EQ(r.forbidden[0].item, "<cuda>/include/cublas_v2.h") << r.forbidden[0].item;
 }
 
 TEST_F(CompilePipeline, IncludeBehindMacroIsForbidden) {
@@ -304,10 +310,10 @@ TEST_F(CompilePipeline, WrongRunSignatureIsReported) {
   const CompileResult& r = compiled("wrong_run");
   EXPECT_EQ(r.status, CompileStatus::kCompileError);
   EXPECT_EQ(r.reason, "missing_run");
-  EXPECT_EQ(
-      r.message,
-      "kernel.cu must define `void run(float* out, cudaStream_t stream)` (no function with exactly "
-      "this signature was found)");
+  // Issue 21, defect 11: what was found, next to what was expected, parameter by parameter.
+  EXPECT_EQ(r.message,
+            "kernel.cu must define `void run(float* out, cudaStream_t stream)`; found "
+            "run(double*, CUstream_st*): parameter 1 is double*, expected float*");
 }
 
 TEST_F(CompilePipeline, CacheHitIsFastAndIdentical) {
@@ -397,6 +403,41 @@ TEST_F(CompilePipeline, SourceWithoutAnyKernelCompilesWithNoKernels) {
   EXPECT_EQ(r->status, CompileStatus::kOk) << r->message << "\n" << r->log;
   EXPECT_TRUE(r->sass.kernels.empty());
   EXPECT_FALSE(r->sass.target_present);
+}
+
+// Issue 21, defect 7: Ctrl-C during a compile. nvcc's process group is killed (core/process.cc),
+// the compile is an error (never a verdict: a verdict would be cached), and its staging folder
+// is removed with it.
+class InterruptingRunner final : public ProcessRunner {
+ public:
+  Result<ProcessResult> run(const ProcessSpec& spec) override {
+    // The compile command itself (`nvcc ... -c kernel.cu`), not the toolchain probes.
+    if (std::find(spec.argv.begin(), spec.argv.end(), "-c") != spec.argv.end())
+      set_interrupt_signal_for_testing(SIGINT);
+    return inner_.run(spec);
+  }
+
+ private:
+  SystemProcessRunner inner_;
+};
+
+TEST(CompileInterrupt, StopsWithAnErrorAndLeavesNothingBehind) {
+  Shared& s = shared();
+  ASSERT_TRUE(s.toolchain.has_value());
+  InterruptingRunner runner;
+  const Toolchain toolchain(runner, s.toolchain->info());
+  auto dir = make_temp_directory("ptxb-compile-interrupt");
+  ASSERT_TRUE(dir.ok());
+  CompileRequest request = request_for("ffma");
+  request.options.cache_dir = *dir;
+  auto result = compile_solution(request, toolchain);
+  set_interrupt_signal_for_testing(0);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, "interrupted") << result.error().message;
+  auto files = list_files_recursive(*dir);
+  ASSERT_TRUE(files.ok());
+  EXPECT_TRUE(files->empty()) << join(*files, "\n");
+  remove_tree(*dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "../support/http_test_server.h"
 #include "llm/http_model_client.h"
 #include "llm/http_transport.h"
+#include "llm/model_factory.h"
 
 namespace ptxb {
 namespace {
@@ -114,9 +115,14 @@ TEST(HttpModelClient, AnthropicThinkingBlocksAndHeaders) {
   EXPECT_EQ(request.headers.at("x-api-key"), kKey);
   EXPECT_EQ(request.headers.at("anthropic-version"), "2023-06-01");
   const Json body = Json::parse(request.body);
-  EXPECT_EQ(body["system"], "You write CUDA.");  // system goes top-level, not in messages
+  // System goes top-level, not in messages; issue 21, defect 13: the system prompt and the
+  // newest message carry cache breakpoints, so every later turn reads its prefix from the cache.
+  EXPECT_EQ(body["system"], Json::parse(R"([{"type": "text", "text": "You write CUDA.",
+                                             "cache_control": {"type": "ephemeral"}}])"));
   ASSERT_EQ(body["messages"].size(), 1u);
   EXPECT_EQ(body["messages"][0]["role"], "user");
+  EXPECT_EQ(body["messages"][0]["content"][0]["text"], "# Task: gemm\nWrite it.");
+  EXPECT_EQ(body["messages"][0]["content"][0]["cache_control"]["type"], "ephemeral");
   EXPECT_EQ(body["max_tokens"], 1000);
   EXPECT_EQ(body["thinking"]["budget_tokens"], 500);
 }
@@ -315,6 +321,42 @@ TEST(HttpModelClient, AuthFailureIsFinalAndTheEchoedKeyIsRedacted) {
   EXPECT_EQ(reply.error().message.find(kKey), std::string::npos) << reply.error().message;
   EXPECT_NE(reply.error().message.find("[REDACTED]"), std::string::npos);
   EXPECT_EQ(server.request_count(), 1);
+}
+
+// Issue 21, defect 12: short keys of local servers ("k", "x", "EMPTY") were replaced inside
+// every word; only whole tokens of secret-length keys are redacted.
+TEST(RedactKey, WholeTokensOfSecretLengthKeysOnly) {
+  EXPECT_EQ(redact_key("Invalid key: EMPTY. Keys: k, x", "EMPTY"),
+            "Invalid key: EMPTY. Keys: k, x");
+  EXPECT_EQ(redact_key("token k rejected", "k"), "token k rejected");
+  EXPECT_EQ(redact_key(std::string("Incorrect API key provided: ") + kKey + ".", kKey),
+            "Incorrect API key provided: [REDACTED].");
+  EXPECT_EQ(redact_key(std::string("Bearer ") + kKey + "\n" + kKey, kKey),
+            "Bearer [REDACTED]\n[REDACTED]");
+  // Inside a longer token it is another string, not the key: left alone.
+  EXPECT_EQ(redact_key(std::string("x") + kKey + "y", kKey), std::string("x") + kKey + "y");
+}
+
+// Issue 21, defect 4: with openai:M@URL the provider's key must not reach URL; the endpoint's
+// own (optional) variable is sent instead.
+TEST(ModelFactory, CustomEndpointGetsItsOwnKeyNeverTheProviders) {
+  ScriptedHttpServer server([](const ScriptedRequest&) { return testing::openai_answer("ok"); });
+  CurlHttpTransport transport;
+  ::setenv("OPENAI_API_KEY", kKey, 1);
+  ::unsetenv(kEndpointKeyEnv);
+  auto config = ModelConfig::from_shortcut("openai:m@" + server.base_url() + "/v1");
+  ASSERT_TRUE(config.ok());
+  auto client = make_model_client(*config, transport, {});
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  ASSERT_TRUE((*client)->complete(kConversation).ok());
+  EXPECT_EQ(server.requests().at(0).headers.count("authorization"), 0u);
+  ::setenv(kEndpointKeyEnv, "local-endpoint-key", 1);
+  auto keyed = make_model_client(*config, transport, {});
+  ASSERT_TRUE(keyed.ok());
+  ASSERT_TRUE((*keyed)->complete(kConversation).ok());
+  EXPECT_EQ(server.requests().at(1).headers.at("authorization"), "Bearer local-endpoint-key");
+  ::unsetenv(kEndpointKeyEnv);
+  ::unsetenv("OPENAI_API_KEY");
 }
 
 TEST(HttpModelClient, RefusedConnectionIsANetworkError) {

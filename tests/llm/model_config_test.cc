@@ -90,9 +90,27 @@ TEST(ModelConfig, ShortcutsNameProviderModelAndUrl) {
   ASSERT_TRUE(vllm.ok());
   EXPECT_EQ(vllm->model, "Qwen/Qwen3-32B");
   EXPECT_EQ(vllm->base_url, "http://10.0.0.1:8000/v1");
-  EXPECT_EQ(vllm->api_key_env, "");
+  EXPECT_EQ(vllm->api_key_env, kEndpointKeyEnv);  // optional, never a provider's key
 
   EXPECT_FALSE(ModelConfig::from_shortcut("vllm:Qwen").ok());  // needs @URL
+}
+
+// Issue 21, defect 4: OPENAI_API_KEY went to any URL given with openai:M@URL.
+TEST(ModelConfig, ProviderKeyGoesOnlyToTheProvidersEndpoint) {
+  auto custom = ModelConfig::from_shortcut("openai:gpt-5@http://evil.example:8000/v1");
+  ASSERT_TRUE(custom.ok());
+  EXPECT_EQ(custom->base_url, "http://evil.example:8000/v1");
+  EXPECT_EQ(custom->api_key_env, "PTXBENCH_ENDPOINT_API_KEY");
+  auto anthropic = ModelConfig::from_shortcut("anthropic:claude-x@https://proxy.example");
+  ASSERT_TRUE(anthropic.ok());
+  EXPECT_EQ(anthropic->api_key_env, "PTXBENCH_ENDPOINT_API_KEY");
+  // The public endpoint typed out, with a trailing slash, is still the provider's.
+  auto same = ModelConfig::from_shortcut("openai:gpt-5@https://api.openai.com/v1/");
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->api_key_env, "OPENAI_API_KEY");
+  auto plain = ModelConfig::from_shortcut("openai:gpt-5");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->api_key_env, "OPENAI_API_KEY");
   EXPECT_FALSE(ModelConfig::from_shortcut("gpt-5").ok());
   EXPECT_FALSE(ModelConfig::from_shortcut("mistral:large").ok());
 }

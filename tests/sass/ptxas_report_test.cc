@@ -103,5 +103,18 @@ TEST(PtxasReport, IgnoresNonPtxasLines) {
   EXPECT_TRUE(report.diagnostics.empty());
 }
 
+// Found by fuzz_tool_output (issue 21): a kernel name with bytes that are not UTF-8 (the
+// candidate chooses its names) made the compile result's JSON dump throw.
+TEST(PtxasReport, InvalidUtf8InTheLogStillDumpsAsJson) {
+  const std::string log =
+      "ptxas info    : Compiling entry function '_Z3k\x90\xff' for 'sm_90a'\n"
+      "ptxas info    : Function properties for _Z3k\x90\xff\n"
+      "ptxas info    : Used 32 registers\n";
+  const PtxasReport report = parse_ptxas_report(log);
+  ASSERT_EQ(report.kernels.size(), 1u);
+  EXPECT_EQ(report.kernels[0].name, "_Z3k\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_NO_THROW((void)ptxas_report_to_json(report).dump());
+}
+
 }  // namespace
 }  // namespace ptxb

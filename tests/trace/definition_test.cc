@@ -107,6 +107,26 @@ TEST(Definition, DuplicateKeysAreRejectedAtParse) {
   EXPECT_NE(nested.error().message.find("$.x[1]: duplicate key 'k'"), std::string::npos);
 }
 
+// Issue 21, defect 2: each frame of the duplicate-key pass keeps its own path element, not the
+// whole path, so a deep document costs memory linear in its size; the path is still exact.
+TEST(Definition, DuplicateKeyPathIsExactAtTheDepthLimit) {
+  std::string text, expected = "$";
+  // 127 × (object + array) + the innermost object: 255 levels.
+  for (int level = 0; level < 127; ++level) {
+    text += R"({"level_key": [)";
+    expected += ".level_key[0]";
+  }
+  text += R"({"k": 1, "k": 2})";
+  for (int level = 0; level < 127; ++level) text += "]}";
+  auto document = parse_trace_json(text, "deep.json");
+  ASSERT_FALSE(document.ok());
+  EXPECT_EQ(document.error().message,
+            "deep.json: " + expected + ": duplicate key 'k' (names in an object must be unique)");
+  auto too_deep = parse_trace_json("[[" + text + "]]", "deeper.json");
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_NE(too_deep.error().message.find("nested deeper than 256 levels"), std::string::npos);
+}
+
 TEST(Definition, InputOutputNameClash) {
   const auto errors = errors_of(R"({"name": "x", "op_type": "gemm",
     "axes": {"M": {"type": "var"}}, "inputs": {"A": {"shape": ["M"], "dtype": "bfloat16"}},
