@@ -16,6 +16,8 @@ mkdir -p .devcarry/tests
 for f in "$BUILD"/ptxbench-testing "$BUILD"/ptxbench_gpu_tests "$BUILD"/ptxbench_tests "$BUILD"/ptxbench_sandbox_probe "$BUILD"/bench/*; do
   [[ -f $f && -x $f ]] && cp "$f" .devcarry/tests/
 done
+# The test binaries are build-tree binaries: they find the carried shared libraries (lib/, see
+# CMakeLists.txt) through LD_LIBRARY_PATH, which scripts/gpu_check.sh sets.
 strip --strip-debug .devcarry/bin/* .devcarry/libexec/ptxbench/ptxbench-* \
   .devcarry/libexec/ptxbench/*.so .devcarry/tests/* 2>/dev/null || true
 du -sh .devcarry

@@ -75,6 +75,8 @@ else
 fi
 BIN=$PREFIX/bin
 LIBEXEC=$PREFIX/libexec/ptxbench
+# Shared libraries the install carries (cpp-httplib), for the build-tree test binaries.
+export LD_LIBRARY_PATH="$PREFIX/lib:$LD_LIBRARY_PATH"
 export PTXB_SOURCE_DIR=$ROOT PTXB_TESTDATA_DIR=$ROOT/testdata PTXB_CLI_PATH=$BIN/ptxbench \
   PTXB_TESTING_CLI_PATH=$TESTS/ptxbench-testing \
   PTXB_RUNNER_PATH=$LIBEXEC/ptxbench-runner
