@@ -1,6 +1,6 @@
 // `ptxbench eval KERNEL.cu --task NAME [--json] [--trace-out FILE.jsonl] [--sanitize]
 //                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
-//                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential]`
+//                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential] [--energy]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
 // compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md).
@@ -33,6 +33,7 @@ struct EvalFlags {
   bool feedback = false;
   bool unsafe_no_sandbox = false;
   std::string timing_protocol = "interleaved";
+  bool energy = false;
 };
 
 Status append_traces(const std::string& path, const EvalResult& result, const Task& task,
@@ -83,6 +84,10 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                        "blocks in a secret order, so both see the same clock and power state; "
                        "sequential: the reference first, then the candidate")
             ->check(CLI::IsMember({"interleaved", "sequential"}));
+        app.add_flag("--energy", flags->energy,
+                     "Also measure joules per call of the reference and the candidate (NVML's "
+                     "energy counter over >= 1 s of back-to-back calls per side, idle power "
+                     "subtracted; about 3 s more; interleaved timing only)");
         auto adjust_options = install(extension, app);
         return [flags, adjust_options, &globals]() -> Result<int> {
           // Ctrl-C ends the compile's and the supervisor's process groups (core/interrupt.h).
@@ -102,6 +107,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.trials = flags->trials;
           request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
           request.options.timing.interleave = flags->timing_protocol == "interleaved";
+          request.options.energy = flags->energy;
           adjust_options(request.options);
           SystemProcessRunner processes;
           PTXB_ASSIGN_OR_RETURN(EvalResult result, evaluate(request, registry, globals.tasks_dirs,

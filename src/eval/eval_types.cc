@@ -63,18 +63,20 @@ Json stage_list_to_json(const std::vector<std::pair<std::string, double>>& stage
 }  // namespace
 
 Json EvalOptions::to_json() const {
-  return Json{{"seed", seed},
-              {"sanitize", sanitize},
-              {"sanitizer_tool", sanitizer_tool},
-              {"ncu", ncu},
-              {"trials", trials},
-              {"timing", timing.to_json()},
-              {"reference_as_candidate", reference_as_candidate},
-              {"unsafe_no_sandbox", unsafe_no_sandbox},
-              {"disable_static_checks", disable_static_checks},
-              {"runner_start_timeout_seconds", runner_start_timeout_seconds},
-              {"sanitizer_timeout_seconds", sanitizer_timeout_seconds},
-              {"ncu_timeout_seconds", ncu_timeout_seconds}};
+  Json j{{"seed", seed},
+         {"sanitize", sanitize},
+         {"sanitizer_tool", sanitizer_tool},
+         {"ncu", ncu},
+         {"trials", trials},
+         {"timing", timing.to_json()},
+         {"reference_as_candidate", reference_as_candidate},
+         {"unsafe_no_sandbox", unsafe_no_sandbox},
+         {"disable_static_checks", disable_static_checks},
+         {"runner_start_timeout_seconds", runner_start_timeout_seconds},
+         {"sanitizer_timeout_seconds", sanitizer_timeout_seconds},
+         {"ncu_timeout_seconds", ncu_timeout_seconds}};
+  if (energy) j["energy"] = true;  // absent before the option existed, and when off
+  return j;
 }
 
 Result<EvalOptions> EvalOptions::from_json(const Json& json) {
@@ -90,6 +92,7 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   r.optional("runner_start_timeout_seconds", o.runner_start_timeout_seconds);
   r.optional("sanitizer_timeout_seconds", o.sanitizer_timeout_seconds);
   r.optional("ncu_timeout_seconds", o.ncu_timeout_seconds);
+  r.optional("energy", o.energy);
   PTXB_RETURN_IF_ERROR(r.status());
   const std::string what = "eval options";
   static const std::vector<std::string> kTools = {"memcheck", "racecheck", "synccheck",
@@ -320,6 +323,7 @@ Json WorkloadEval::to_json() const {
   if (speedup_interval) j["speedup_interval"] = speedup_interval->to_json();
   if (reference_solo_timing) j["reference_solo_timing"] = reference_solo_timing->to_json();
   if (timing_interleave) j["timing_interleave"] = timing_interleave->to_json();
+  if (energy) j["energy"] = energy->to_json();
   j["physical_floor_ms"] = physical_floor_ms;
   j["reference"] = reference.to_json();
   j["runner"] = runner.to_json();
@@ -349,6 +353,7 @@ Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   r.optional("speedup_interval", w.speedup_interval);
   r.optional("reference_solo_timing", w.reference_solo_timing);
   r.optional("timing_interleave", w.timing_interleave);
+  r.optional("energy", w.energy);
   r.required("physical_floor_ms", w.physical_floor_ms);
   r.required("reference", w.reference).required("runner", w.runner);
   r.required("integrity", w.integrity).required("flags", w.flags);

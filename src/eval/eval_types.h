@@ -20,6 +20,7 @@
 #include "core/result.h"
 #include "eval/batch_bound.h"
 #include "eval/device_facts.h"
+#include "eval/energy.h"
 #include "eval/interleave.h"
 #include "eval/speedup_interval.h"
 #include "eval/timing_stats.h"
@@ -37,6 +38,9 @@ struct EvalOptions {
   // Test-only (A/A benchmark): the reference library runs in the candidate slot; the module
   // check is off for it, and the trace says so.
   bool reference_as_candidate = false;
+  // Energy per call (eval/energy.h): a back-to-back phase of >= 1 s per side after interleaved
+  // timing, read from NVML by the supervisor. Off by default: it adds about 3 s.
+  bool energy = false;
   // --unsafe-no-sandbox: untrusted processes run without ptxbench-sandbox; the trace
   // (evaluation.ptxbench.sandboxed) and the feedback say so. Without it, a sandbox that cannot
   // be set up is INFRA_ERROR, never an unsandboxed run.
@@ -196,6 +200,7 @@ struct WorkloadEval {
   // then over its interleaved blocks) and the blocks; absent when timed sequentially.
   std::optional<TimingStats> reference_solo_timing;
   std::optional<InterleaveRecord> timing_interleave;
+  std::optional<EnergyRecord> energy;  // with --energy
   double physical_floor_ms = 0;
   ReferenceRecord reference;  // backend description, when and how it was timed
   RunnerRecord runner;        // exit, logs (the model sees them as logs), GPU state

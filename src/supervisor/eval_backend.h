@@ -82,6 +82,10 @@ class EvalDevice {
   virtual Status snapshot_prepare(const std::vector<int>& sets, std::uint64_t secret) = 0;
   virtual Status snapshot_take() = 0;
   virtual Result<std::int64_t> snapshot_changed() = 0;
+  // The GPU's total energy counter in millijoules (NVML, device-wide; eval/energy.h).
+  virtual Result<std::uint64_t> energy_mj() {
+    return make_error("energy", "this device has no energy counter");
+  }
 };
 
 class RunnerSession {

@@ -58,6 +58,10 @@ std::optional<Finding> calibrate_bound(EvalContext& ctx, RunnerSide& reference,
                                        double reference_median_ms);
 // stage_bound.cc: the candidate's verified batches, U, and the CUPTI median judged against it.
 StageOutcome stage_bound(EvalContext& ctx);
+// The energy phase (stage_energy.cc, eval/energy.h), with both runners still up after
+// interleaved timing: each side's batches back to back for >= 1 s, NVML's energy counter around
+// them, the idle power before subtracted. Informational: failures are recorded in the note.
+EnergyRecord measure_energy(EvalContext& ctx);
 
 // stage_revalidation.cc: fresh trials when the speedup is high enough to deserve a second look.
 StageOutcome stage_revalidation(EvalContext& ctx);

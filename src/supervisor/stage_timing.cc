@@ -7,7 +7,7 @@
 #include "eval/integrity_reasons.h"
 #include "eval/interleave.h"
 #include "eval/speedup_interval.h"
-#include "sandbox/process_cgroup.h"
+#include "supervisor/candidate_freeze.h"
 #include "supervisor/eval_stages.h"
 
 namespace ptxb {
@@ -180,30 +180,6 @@ SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
 
 namespace {
 
-// Freezes the candidate's processes for the life of the guard (interleaved timing: the reference
-// is timed while the candidate cannot run).
-class CandidateFrozen {
- public:
-  explicit CandidateFrozen(const std::string& group) : group_(group) {}
-  Status freeze() {
-    if (group_.empty()) return ok_status();
-    PTXB_RETURN_IF_ERROR(set_group_frozen(real_cgroup_fs(), group_, true, kWait));
-    frozen_ = true;
-    return ok_status();
-  }
-  Status thaw() {
-    if (!frozen_) return ok_status();
-    frozen_ = false;
-    return set_group_frozen(real_cgroup_fs(), group_, false, kWait);
-  }
-  ~CandidateFrozen() { (void)thaw(); }
-
- private:
-  static constexpr milliseconds kWait{2000};
-  const std::string& group_;
-  bool frozen_ = false;
-};
-
 // One block of `which`: one untimed call (the switch between processes), then block_samples
 // timed calls; the supervisor's NVML readings around it.
 Result<TimingBlock> run_block(EvalContext& ctx, SideSampler& s, TimedSide which) {
@@ -285,6 +261,7 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
   }
   ref.finish();
   cand.finish();
+  if (ctx.options.energy) w.energy = measure_energy(ctx);
   w.reference_solo_timing = w.reference_timing;
   w.reference_timing = ref.out.stats;
   ctx.reference_samples_ns = ref.samples.device_ns;

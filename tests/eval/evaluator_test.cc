@@ -46,6 +46,16 @@ OutputCheck passing_check(int set, int trial) {
 
 struct FakeDevice final : EvalDevice {
   int calls_seen = 0;  // bumped by the fake runner: lets checks depend on the call history
+  // An energy counter: 80 W while idle (read every ms by the energy phase), plus 2 J per call.
+  std::uint64_t energy_base_mj = 1'000'000;
+  std::chrono::steady_clock::time_point energy_origin = std::chrono::steady_clock::now();
+  Result<std::uint64_t> energy_mj() override {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - energy_origin)
+                        .count();
+    return energy_base_mj + 80 * static_cast<std::uint64_t>(ms) +
+           2000 * static_cast<std::uint64_t>(calls_seen);
+  }
   bool modify_inputs = false;
   std::function<std::vector<OutputCheck>(int set, int trial)> check_fn;
   std::int64_t unwritten_count = 0;
@@ -1016,6 +1026,32 @@ TEST_F(EvaluatorTest, AReferenceThatDriftsDuringInterleavingVoidsTheEvaluation) 
   EXPECT_EQ(r.status, PtxbStatus::kInfraError) << r.message;
   EXPECT_EQ(r.reason, "reference_drift");
   EXPECT_NE(r.message.find("+5.3 %"), std::string::npos) << r.message;
+}
+
+TEST_F(EvaluatorTest, EnergyPhaseGivesJoulesPerCallForBothSides) {
+  job_.request.options.energy = true;
+  // The reference's batches count toward calls_seen too: give it the device.
+  launcher_.reference = [this] {
+    auto s = std::make_unique<FakeSession>();
+    s->device_ns = 750'000;
+    s->device = &device_;
+    s->batch_call_time = std::chrono::microseconds(200);
+    return s;
+  };
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const auto& e = r.workloads[0].energy;
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->note, "");
+  ASSERT_TRUE(e->reference && e->candidate && e->ratio && e->counter_period_ms);
+  EXPECT_GT(e->reference->calls, 0u);
+  EXPECT_NEAR(e->reference->idle_watts, 80.0, 8.0);
+  EXPECT_GE(e->reference->seconds, 1.0);
+  // 2 J per call above idle (the fake's integer milliseconds blur it a little).
+  EXPECT_NEAR(e->reference->joules_per_call, 2.0, 0.2);
+  EXPECT_NEAR(*e->ratio, 1.0, 0.2);
+  EXPECT_TRUE(std::any_of(r.stage_ms.begin(), r.stage_ms.end(),
+                          [](const auto& stage) { return stage.first == "energy"; }));
 }
 
 TEST_F(EvaluatorTest, SequentialTimingIsStillAvailable) {

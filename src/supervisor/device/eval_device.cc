@@ -38,6 +38,15 @@ GpuEvalDevice::~GpuEvalDevice() {
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
+Result<std::uint64_t> GpuEvalDevice::energy_mj() {
+  if (!energy_) {
+    // The same device the facts describe: NVML index of the probe's first GPU.
+    PTXB_ASSIGN_OR_RETURN(NvmlEnergy opened, NvmlEnergy::open(0));
+    energy_ = opened;
+  }
+  return energy_->total_mj();
+}
+
 Result<DeviceFacts> GpuEvalDevice::facts() {
   GpuProbe probe = probe_gpus();
   if (!probe.has_gpu())

@@ -16,6 +16,7 @@
 
 #include "abi/signature.h"
 #include "cuda/device_buffer.h"
+#include "env/nvml_energy.h"
 #include "references/reference.h"
 #include "supervisor/device/compare.h"
 #include "supervisor/device/output_snapshot.h"
@@ -38,6 +39,7 @@ class GpuEvalDevice final : public EvalDevice {
   Result<std::uint64_t> output_hash(int set) override;
   Result<std::vector<OutputCheck>> check(int set, int trial) override;
   Result<std::vector<OutputCheck>> check_batch_output(int set, int trial) override;
+  Result<std::uint64_t> energy_mj() override;
   Status observe_unwritten(int set, int trial) override;
   Result<std::vector<std::pair<std::string, std::int64_t>>> unwritten(int set) override;
   ReferenceRecord reference_description() override;
@@ -92,6 +94,7 @@ class GpuEvalDevice final : public EvalDevice {
   std::unique_ptr<ReferenceBackend> forward_;  // backward tasks only
   bool causal_ = false;
   OutputSnapshot snapshot_;
+  std::optional<NvmlEnergy> energy_;  // opened on first use
 };
 
 }  // namespace ptxb::gpu

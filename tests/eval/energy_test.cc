@@ -1,0 +1,45 @@
+// Energy per call's arithmetic (eval/energy.h) against hand-computed cases.
+#include "eval/energy.h"
+
+#include <gtest/gtest.h>
+
+namespace ptxb {
+namespace {
+
+TEST(Energy, NetJoulesPerCallSubtractsTheIdlePower) {
+  // 1.2 s of calls drew 900 J; idle was 75 W, so 90 J of it is idle; 600 calls: 1.35 J each.
+  EXPECT_NEAR(net_joules_per_call(900, 75, 1.2, 600), 1.35, 1e-12);
+  EXPECT_EQ(net_joules_per_call(900, 75, 1.2, 0), 0);
+}
+
+TEST(Energy, CounterPeriodAndIdleWattsComeFromTheChanges) {
+  // Polled every ms; the counter moves every 20 ms by 1.6 J at 80 W.
+  std::vector<std::pair<double, std::uint64_t>> polls;
+  std::uint64_t mj = 5'000'000;
+  for (int t = 0; t <= 100; ++t) {
+    if (t > 0 && t % 20 == 5) mj += 1600;
+    polls.emplace_back(t, mj);
+  }
+  ASSERT_TRUE(counter_period_ms(polls).has_value());
+  EXPECT_NEAR(*counter_period_ms(polls), 20.0, 1e-12);
+  ASSERT_TRUE(watts_between_changes(polls).has_value());
+  EXPECT_NEAR(*watts_between_changes(polls), 80.0, 1e-12);  // 4 × 1.6 J over 80 ms
+  // A counter that never moves tells nothing.
+  std::vector<std::pair<double, std::uint64_t>> flat = {{0, 7}, {1, 7}, {2, 7}};
+  EXPECT_FALSE(counter_period_ms(flat).has_value());
+  EXPECT_FALSE(watts_between_changes(flat).has_value());
+}
+
+TEST(Energy, TheRecordRoundTrips) {
+  EnergyRecord rec;
+  rec.counter_period_ms = 20;
+  rec.reference = EnergySide{600, 1.2, 900, 75, 1.35};
+  rec.candidate = EnergySide{500, 1.1, 880, 75, 1.595};
+  rec.ratio = 1.595 / 1.35;
+  auto back = EnergyRecord::from_json(Json::parse(rec.to_json().dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->to_json(), rec.to_json());
+}
+
+}  // namespace
+}  // namespace ptxb
