@@ -42,6 +42,20 @@ std::optional<double> watts_between_changes(
   return mj / (c.back().first - c.front().first);  // mJ/ms = W
 }
 
+bool energy_between_changes(const std::vector<ActivePoll>& polls, EnergySide& side) {
+  std::vector<ActivePoll> c;
+  for (std::size_t i = 1; i < polls.size(); ++i)
+    if (polls[i].mj != polls[i - 1].mj) c.push_back(polls[i]);
+  if (c.size() < 2 || c.back().calls <= c.front().calls || !(c.back().ms > c.front().ms))
+    return false;
+  side.calls = c.back().calls - c.front().calls;
+  side.seconds = (c.back().ms - c.front().ms) / 1000;
+  side.joules = static_cast<double>(c.back().mj - c.front().mj) / 1000;
+  side.joules_per_call =
+      net_joules_per_call(side.joules, side.idle_watts, side.seconds, side.calls);
+  return true;
+}
+
 Json EnergySide::to_json() const {
   return Json{{"calls", calls},
               {"seconds", seconds},

@@ -49,6 +49,19 @@ double net_joules_per_call(double joules, double idle_watts, double seconds, std
 // in mJ), nullopt with fewer than two changes.
 std::optional<double> counter_period_ms(const std::vector<std::pair<double, std::uint64_t>>& polls);
 
+// One reading during the back-to-back window: time (ms), counter (mJ), calls completed so far.
+struct ActivePoll {
+  double ms = 0;
+  std::uint64_t mj = 0;
+  std::uint64_t calls = 0;
+};
+
+// The window between the first and the last change of the counter among `polls` (read after
+// every batch): the only instants where the counter's value is exact, so a counter that updates
+// every ~100 ms (the H200) costs no accuracy. Fills calls, seconds, joules and joules_per_call
+// (idle_watts must be set); false with fewer than two changes or no call between them.
+bool energy_between_changes(const std::vector<ActivePoll>& polls, EnergySide& side);
+
 // Watts from `polls`: energy between the first and the last change over the time between them
 // (the only instants where the counter's value is exact); nullopt with fewer than two changes.
 std::optional<double> watts_between_changes(

@@ -10,8 +10,11 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr double kIdleSeconds = 0.3;
-constexpr double kActiveSeconds = 1.0;
+// Four or five counter changes at ~100 ms: the idle power between the first and the last.
+constexpr double kIdleSeconds = 0.45;
+// The H200's counter moves every ~100 ms (measured 2026-12-02): 1.2 s gives about ten changes,
+// and the window between the first and the last is at least a second.
+constexpr double kActiveSeconds = 1.2;
 
 double now_ms(EvalClock::time_point origin) {
   return std::chrono::duration<double, std::milli>(EvalClock::now() - origin).count();
@@ -34,28 +37,33 @@ Result<EnergySide> measure_side(EvalContext& ctx, RunnerSide& side, bool candida
                                 std::optional<double>& period) {
   CandidateFrozen frozen(ctx.candidate.cgroup_dir);
   if (!candidate) PTXB_RETURN_IF_ERROR(frozen.freeze());
-  PTXB_ASSIGN_OR_RETURN(auto polls, idle_polls(ctx));
-  if (!period) period = counter_period_ms(polls);
-  const auto idle = watts_between_changes(polls);
+  PTXB_ASSIGN_OR_RETURN(auto idle_readings, idle_polls(ctx));
+  if (!period) period = counter_period_ms(idle_readings);
+  const auto idle = watts_between_changes(idle_readings);
   if (!idle) return make_error("energy", "the energy counter did not change while idle");
   BatchRequest request;
   for (int s = 0; s < ctx.batch_sets; ++s)
     request.sets.push_back(static_cast<std::uint64_t>(ctx.num_sets + s));
   EnergySide out;
   out.idle_watts = *idle;
-  PTXB_ASSIGN_OR_RETURN(std::uint64_t start_mj, ctx.device.energy_mj());
+  // Back to back, the counter read after every batch; the window is cut between its changes.
+  std::vector<ActivePoll> polls;
+  std::uint64_t calls = 0;
   const auto start = EvalClock::now();
+  PTXB_ASSIGN_OR_RETURN(std::uint64_t first_mj, ctx.device.energy_mj());
+  polls.push_back({0, first_mj, 0});
   while (now_ms(start) < kActiveSeconds * 1000) {
     auto reply = side.session->batch(request, milliseconds(60'000));
     if (!reply.ok()) return make_error("energy", "{} batch: {}", side.role, reply.error().message);
     if (reply->cuda_error)
       return make_error("energy", "{} batch: {}", side.role, reply->cuda_error->name);
-    out.calls += reply->calls;
+    calls += reply->calls;
+    PTXB_ASSIGN_OR_RETURN(std::uint64_t mj, ctx.device.energy_mj());
+    polls.push_back({now_ms(start), mj, calls});
   }
-  PTXB_ASSIGN_OR_RETURN(std::uint64_t end_mj, ctx.device.energy_mj());
-  out.seconds = now_ms(start) / 1000;
-  out.joules = static_cast<double>(end_mj - start_mj) / 1000;
-  out.joules_per_call = net_joules_per_call(out.joules, out.idle_watts, out.seconds, out.calls);
+  if (!energy_between_changes(polls, out))
+    return make_error("energy", "{}: the energy counter changed fewer than twice in {} s",
+                      side.role, kActiveSeconds);
   return out;
 }
 

@@ -30,6 +30,26 @@ TEST(Energy, CounterPeriodAndIdleWattsComeFromTheChanges) {
   EXPECT_FALSE(watts_between_changes(flat).has_value());
 }
 
+TEST(Energy, TheActiveWindowIsCutAtTheCountersChanges) {
+  // Batches of 10 calls every 5 ms; the counter moves every 100 ms (at t = 30, 130, ...) by what
+  // 100 ms at 700 W (70 J) gives. Between the first and the last change (30 -> 930 ms) run 1800
+  // calls and 630 J.
+  EnergySide side;
+  side.idle_watts = 100;
+  std::vector<ActivePoll> polls;
+  std::uint64_t mj = 1'000'000;
+  for (int t = 0, calls = 0; t <= 1000; t += 5, calls += 10) {
+    if (t % 100 == 30) mj += 70'000;
+    polls.push_back({static_cast<double>(t), mj, static_cast<std::uint64_t>(calls)});
+  }
+  ASSERT_TRUE(energy_between_changes(polls, side));
+  EXPECT_NEAR(side.seconds, 0.9, 1e-12);
+  EXPECT_NEAR(side.joules, 630, 1e-9);  // 9 further changes of 70 J
+  EXPECT_EQ(side.calls, 1800u);         // 10 calls per 5 ms over 900 ms
+  EXPECT_NEAR(side.joules_per_call, (630 - 100 * 0.9) / 1800, 1e-12);
+  EXPECT_FALSE(energy_between_changes({{0, 5, 0}, {10, 5, 10}}, side));
+}
+
 TEST(Energy, TheRecordRoundTrips) {
   EnergyRecord rec;
   rec.counter_period_ms = 20;
