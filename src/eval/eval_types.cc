@@ -324,6 +324,7 @@ Json WorkloadEval::to_json() const {
   if (reference_solo_timing) j["reference_solo_timing"] = reference_solo_timing->to_json();
   if (timing_interleave) j["timing_interleave"] = timing_interleave->to_json();
   if (energy) j["energy"] = energy->to_json();
+  if (paper_timing) j["paper_timing"] = paper_timing->to_json();
   j["physical_floor_ms"] = physical_floor_ms;
   j["reference"] = reference.to_json();
   j["runner"] = runner.to_json();
@@ -354,6 +355,7 @@ Result<WorkloadEval> WorkloadEval::from_json(const Json& j) {
   r.optional("reference_solo_timing", w.reference_solo_timing);
   r.optional("timing_interleave", w.timing_interleave);
   r.optional("energy", w.energy);
+  r.optional("paper_timing", w.paper_timing);
   r.required("physical_floor_ms", w.physical_floor_ms);
   r.required("reference", w.reference).required("runner", w.runner);
   r.required("integrity", w.integrity).required("flags", w.flags);

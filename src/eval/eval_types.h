@@ -22,6 +22,7 @@
 #include "eval/device_facts.h"
 #include "eval/energy.h"
 #include "eval/interleave.h"
+#include "eval/paper_timing.h"
 #include "eval/speedup_interval.h"
 #include "eval/timing_stats.h"
 #include "trace/trace.h"
@@ -201,6 +202,9 @@ struct WorkloadEval {
   std::optional<TimingStats> reference_solo_timing;
   std::optional<InterleaveRecord> timing_interleave;
   std::optional<EnergyRecord> energy;  // with --energy
+  // --timing-protocol paper: the reference implementation's recipe on both sides; `speedup` is
+  // then its speedup (the medians above stay our method's).
+  std::optional<PaperTimingRecord> paper_timing;
   double physical_floor_ms = 0;
   ReferenceRecord reference;  // backend description, when and how it was timed
   RunnerRecord runner;        // exit, logs (the model sees them as logs), GPU state

@@ -24,6 +24,7 @@ Json TimingPolicy::to_json() const {
          {"revalidation_trials", revalidation_trials}};
   // Sequential timing writes the policy as it was before interleaving existed, so documents of
   // either age read back the same (from_json: no "interleave" means sequential).
+  if (paper) j["paper"] = true;
   if (interleave) {
     j["interleave"] = true;
     j["block_samples"] = block_samples;
@@ -50,7 +51,7 @@ Result<TimingPolicy> TimingPolicy::from_json(const Json& json) {
   // Absent in documents written before interleaved timing existed, whose timing was sequential.
   p.interleave = false;
   r.optional("interleave", p.interleave).optional("block_samples", p.block_samples);
-  r.optional("drift_limit", p.drift_limit);
+  r.optional("drift_limit", p.drift_limit).optional("paper", p.paper);
   PTXB_RETURN_IF_ERROR(r.status());
   if (p.block_samples < 1) return make_error("validation", "timing: block_samples must be >= 1");
   if (!(p.drift_limit > 0)) return make_error("validation", "timing: drift_limit must be > 0");

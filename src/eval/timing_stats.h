@@ -55,6 +55,9 @@ struct TimingPolicy {
   // calibration voids the evaluation (INFRA_ERROR `reference_drift`): something other than the
   // library changed the reference's speed between the two.
   double drift_limit = 0.02;
+  // The reference implementation's recipe as well (--timing-protocol paper; eval/paper_timing.h):
+  // both sides again with its method after ours, and the speedup reported is its.
+  bool paper = false;
 
   Json to_json() const;
   static Result<TimingPolicy> from_json(const Json& json);

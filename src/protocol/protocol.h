@@ -188,10 +188,15 @@ struct CallReply {
 // timing is not asked for: nothing in the reply can move the bound.
 struct BatchRequest {
   std::vector<std::uint64_t> sets;  // one call per entry, in order; empty: only the synchronize
+  // The paper's recipe (--timing-protocol paper): the L2 flushed before every call, and each
+  // call's CUPTI span reported. Off for the batch bound (no flush, nothing measured inside).
+  bool flush_l2 = false;
+  bool timed = false;
 };
 
 struct BatchReply {
-  std::uint64_t calls = 0;  // calls made
+  std::uint64_t calls = 0;               // calls made
+  std::vector<std::uint64_t> device_ns;  // per call, when the request was `timed`
   std::optional<CudaErrorInfo> cuda_error;
   std::vector<LeftoverTask> leftover_threads;
   std::vector<LeftoverTask> leftover_processes;

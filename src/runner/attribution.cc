@@ -18,6 +18,24 @@ bool off_stream_tolerated(const ActivityRecord& record) {
   return copy_or_set && record.legacy_stream && !record.async;
 }
 
+std::vector<std::uint64_t> call_spans(const std::vector<ActivityRecord>& records,
+                                      const CorrelationTable& correlations, std::uint64_t first_id,
+                                      std::size_t count) {
+  std::vector<std::uint64_t> start(count, ~0ull), end(count, 0);
+  for (const auto& record : records) {
+    auto tag = correlations.find(record.correlation_id);
+    if (tag == correlations.end() || tag->second.harness) continue;
+    if (tag->second.id < first_id || tag->second.id - first_id >= count) continue;
+    const std::size_t i = tag->second.id - first_id;
+    start[i] = std::min(start[i], record.start_ns);
+    end[i] = std::max(end[i], record.end_ns);
+  }
+  std::vector<std::uint64_t> spans(count, 0);
+  for (std::size_t i = 0; i < count; ++i)
+    if (end[i] > start[i] && start[i] != ~0ull) spans[i] = end[i] - start[i];
+  return spans;
+}
+
 void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable& correlations,
                     const AttributionInput& input, CallReply& reply) {
   // Device order makes the reply readable and the window computation obvious.

@@ -59,4 +59,12 @@ bool off_stream_tolerated(const ActivityRecord& record);
 void attribute_call(std::vector<ActivityRecord> records, const CorrelationTable& correlations,
                     const AttributionInput& input, CallReply& reply);
 
+// The CUPTI span (first start to last end of the records made under the call's external id) of
+// each of `count` consecutive calls with ids first_id, first_id + 1, ...; 0 for a call that
+// recorded nothing. Harness and unattributed records are ignored (a timed batch: the paper's
+// recipe, supervisor/paper_timing.cc).
+std::vector<std::uint64_t> call_spans(const std::vector<ActivityRecord>& records,
+                                      const CorrelationTable& correlations, std::uint64_t first_id,
+                                      std::size_t count);
+
 }  // namespace ptxb

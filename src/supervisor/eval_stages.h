@@ -62,6 +62,14 @@ StageOutcome stage_bound(EvalContext& ctx);
 // interleaved timing: each side's batches back to back for >= 1 s, NVML's energy counter around
 // them, the idle power before subtracted. Informational: failures are recorded in the note.
 EnergyRecord measure_energy(EvalContext& ctx);
+// stage_bound.cc: the GPU-free half of a batch reply's checks (a CUDA error, leftovers), as for
+// a call.
+std::optional<Finding> batch_reply_finding(const BatchReply& reply,
+                                           const ReplyCheckOptions& options);
+// stage_paper.cc (--timing-protocol paper, eval/paper_timing.h): the recipe on the reference,
+// then on the candidate; kDone when it decided the evaluation (a candidate failure, a harness
+// error), else the record in workload.paper_timing.
+StageOutcome paper_timing_stage(EvalContext& ctx);
 
 // stage_revalidation.cc: fresh trials when the speedup is high enough to deserve a second look.
 StageOutcome stage_revalidation(EvalContext& ctx);

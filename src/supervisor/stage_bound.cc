@@ -72,16 +72,6 @@ std::optional<Finding> verify_batch(EvalContext& ctx, const std::vector<int>& se
   return std::nullopt;
 }
 
-// The GPU-free half of a batch reply's checks (a CUDA error, leftovers), as for a call.
-std::optional<Finding> batch_reply_finding(const BatchReply& reply,
-                                           const ReplyCheckOptions& options) {
-  CallReply as_call;
-  as_call.cuda_error = reply.cuda_error;
-  as_call.leftover_threads = reply.leftover_threads;
-  as_call.leftover_processes = reply.leftover_processes;
-  return reply_findings(as_call, options);
-}
-
 // One batch of `sets` (none: an empty batch, which measures the overhead). The bracket runs
 // from just before the request to the completed snapshot of the outputs.
 // The reference's batches are not verified: it is trusted, and only its bracket is wanted.
@@ -125,6 +115,15 @@ double median_of(std::vector<double> values) {
 }
 
 }  // namespace
+
+std::optional<Finding> batch_reply_finding(const BatchReply& reply,
+                                           const ReplyCheckOptions& options) {
+  CallReply as_call;
+  as_call.cuda_error = reply.cuda_error;
+  as_call.leftover_threads = reply.leftover_threads;
+  as_call.leftover_processes = reply.leftover_processes;
+  return reply_findings(as_call, options);
+}
 
 int initial_batch_sets(const EvalContext& ctx, double physical_floor_ms) {
   if (ctx.task.reference_backend == "plain_cuda") return 0;

@@ -32,7 +32,7 @@ StageOutcome stage_reference(EvalContext& ctx) {
   }
   // Interleaved timing samples it again beside the candidate (stage_timing.cc); otherwise it is
   // timed already, and a reference that does not shut down cleanly changes nothing.
-  if (policy.interleave)
+  if (policy.interleave || policy.paper)
     ctx.reference = std::move(reference);
   else
     (void)reference.session->shutdown(milliseconds(10000));

@@ -267,10 +267,6 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
   ctx.reference_samples_ns = ref.samples.device_ns;
   ctx.candidate_timing = std::move(cand.out);
   w.timing_interleave = std::move(rec);
-  // Done with the yardstick: the GPU-state guard and the batch bound expect the candidate alone.
-  (void)ctx.reference.session->shutdown(milliseconds(10000));
-  (void)ctx.reference.session->wait(milliseconds(5000));
-  ctx.reference.session.reset();
   return StageOutcome::kContinue;
 }
 
@@ -279,7 +275,7 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
 StageOutcome stage_timing(EvalContext& ctx) {
   const auto start = EvalClock::now();
   WorkloadEval& w = ctx.workload;
-  if (ctx.reference.session && w.reference_timing) {
+  if (ctx.policy.interleave && ctx.reference.session && w.reference_timing) {
     if (interleaved_timing(ctx) == StageOutcome::kDone) return StageOutcome::kDone;
   } else {
     ctx.candidate_timing = time_side(ctx, ctx.candidate, true, ctx.call_limit);
@@ -289,6 +285,15 @@ StageOutcome stage_timing(EvalContext& ctx) {
   if (timing.failure) return ctx.fail_candidate(*timing.failure);
   w.candidate_timing = timing.stats;
   ctx.stage_done("timing", start);
+  if (ctx.policy.paper && ctx.reference.session)
+    if (paper_timing_stage(ctx) == StageOutcome::kDone) return StageOutcome::kDone;
+  if (ctx.reference.session) {
+    // Done with the yardstick: the GPU-state guard and the batch bound expect the candidate
+    // alone.
+    (void)ctx.reference.session->shutdown(milliseconds(10000));
+    (void)ctx.reference.session->wait(milliseconds(5000));
+    ctx.reference.session.reset();
+  }
   w.integrity.refreshes = timing.refreshes;
   w.integrity.schedule_secret = ctx.schedule_secret;
   return StageOutcome::kContinue;
@@ -368,21 +373,32 @@ StageOutcome stage_integrity(EvalContext& ctx) {
                     "(tensor-core peak and HBM bandwidth): the work cannot have been done",
                     w.candidate_timing->median_ms, w.physical_floor_ms)});
   }
-  if (w.reference_timing && w.candidate_timing->median_ms > 0) {
+  // Where the batch bound replaced the candidate's CUPTI time, no CUPTI-based number (ours or the
+  // paper recipe's, both in-process) is used.
+  const bool cupti_time = !w.integrity.batch_bound || w.integrity.batch_bound->time_used != "bound";
+  const bool paper = w.paper_timing && w.paper_timing->speedup && cupti_time;
+  if (paper) {
+    // --timing-protocol paper: the recipe's speedup; no interval (the recipe has none).
+    w.speedup = w.paper_timing->speedup;
+  } else if (w.reference_timing && w.candidate_timing->median_ms > 0) {
     w.speedup = w.reference_timing->median_ms / w.candidate_timing->median_ms;
     // Over the CUPTI samples; none where the bound replaced the candidate's time.
-    const bool cupti_time =
-        !w.integrity.batch_bound || w.integrity.batch_bound->time_used != "bound";
     if (cupti_time)
       w.speedup_interval =
           bootstrap_speedup(ctx.reference_samples_ns, ctx.candidate_timing.samples_ns);
   }
-  const std::string passed_message =
-      w.speedup
-          ? fmt::format("correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x",
-                        w.candidate_timing->median_ms, w.reference_timing->median_ms, *w.speedup)
-          : fmt::format("correct; {:.4f} ms (no library reference for this task)",
-                        w.candidate_timing->median_ms);
+  std::string passed_message;
+  if (paper)
+    passed_message = fmt::format(
+        "correct; {:.4f} ms vs reference {:.4f} ms (the paper's recipe): speedup {:.3f}x",
+        w.paper_timing->candidate_ms, w.paper_timing->reference_ms, *w.speedup);
+  else if (w.speedup)
+    passed_message =
+        fmt::format("correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x",
+                    w.candidate_timing->median_ms, w.reference_timing->median_ms, *w.speedup);
+  else
+    passed_message = fmt::format("correct; {:.4f} ms (no library reference for this task)",
+                                 w.candidate_timing->median_ms);
   // Recorded now; the profile stage may still replace the verdict (a sandbox stop under ncu).
   w.status = PtxbStatus::kPassed;
   w.message = passed_message;

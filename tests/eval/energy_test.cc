@@ -1,5 +1,6 @@
 // Energy per call's arithmetic (eval/energy.h) against hand-computed cases.
 #include "eval/energy.h"
+#include "eval/paper_timing.h"
 
 #include <gtest/gtest.h>
 
@@ -48,6 +49,19 @@ TEST(Energy, TheActiveWindowIsCutAtTheCountersChanges) {
   EXPECT_EQ(side.calls, 1800u);         // 10 calls per 5 ms over 900 ms
   EXPECT_NEAR(side.joules_per_call, (630 - 100 * 0.9) / 1800, 1e-12);
   EXPECT_FALSE(energy_between_changes({{0, 5, 0}, {10, 5, 10}}, side));
+}
+
+TEST(PaperTiming, TrialMedianDropsTheWarmupAndTheMeanAveragesTrials) {
+  std::vector<std::uint64_t> ns(10, 9'000'000);  // slow warm-up calls: not counted
+  for (int i = 0; i < 50; ++i) ns.push_back(1'000'000 + (i % 2) * 20'000);  // 1.00 / 1.02 ms
+  auto median = paper_trial_median_ms(ns);
+  ASSERT_TRUE(median.ok()) << median.error().message;
+  EXPECT_NEAR(*median, 1.01, 1e-12);  // 25 of each: the midpoint
+  EXPECT_NEAR(paper_mean_ms({1.0, 1.1, 1.3}), 3.4 / 3, 1e-12);
+  ns.pop_back();
+  EXPECT_FALSE(paper_trial_median_ms(ns).ok());  // 59 calls: not the recipe
+  ns.push_back(0);
+  EXPECT_FALSE(paper_trial_median_ms(ns).ok());  // a timed call without GPU activity
 }
 
 TEST(Energy, TheRecordRoundTrips) {

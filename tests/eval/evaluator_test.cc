@@ -186,6 +186,7 @@ struct FakeSession final : RunnerSession {
     if (device) device->calls_seen += static_cast<int>(request.sets.size());
     BatchReply reply;
     reply.calls = request.sets.size();
+    if (request.timed) reply.device_ns.assign(request.sets.size(), device_ns);
     return reply;
   }
   Status shutdown(milliseconds) override { return ok_status(); }
@@ -1052,6 +1053,21 @@ TEST_F(EvaluatorTest, EnergyPhaseGivesJoulesPerCallForBothSides) {
   EXPECT_NEAR(*e->ratio, 1.0, 0.2);
   EXPECT_TRUE(std::any_of(r.stage_ms.begin(), r.stage_ms.end(),
                           [](const auto& stage) { return stage.first == "energy"; }));
+}
+
+TEST_F(EvaluatorTest, PaperProtocolReportsTheRecipesSpeedupBesideOurTimes) {
+  job_.request.options.timing.paper = true;
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const WorkloadEval& w = r.workloads[0];
+  ASSERT_TRUE(w.paper_timing.has_value());
+  EXPECT_EQ(w.paper_timing->trials, 3);  // GEMM: three trials, as the recipe
+  EXPECT_EQ(w.paper_timing->candidate_trial_medians_ms.size(), 3u);
+  EXPECT_NEAR(w.paper_timing->reference_ms, 0.75, 1e-9);
+  EXPECT_NEAR(*w.speedup, 0.75, 1e-9);
+  EXPECT_FALSE(w.speedup_interval.has_value());
+  EXPECT_NE(r.message.find("the paper's recipe"), std::string::npos) << r.message;
+  EXPECT_TRUE(w.timing_interleave.has_value());  // ours ran too
 }
 
 TEST_F(EvaluatorTest, SequentialTimingIsStillAvailable) {

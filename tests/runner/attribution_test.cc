@@ -58,6 +58,17 @@ TEST(Attribution, WindowSpansFirstStartToLastEndOfTheCallsRecords) {
   EXPECT_EQ(reply.activity[1].external_id, 5u);
 }
 
+TEST(Attribution, CallSpansOfATimedBatchAreTakenPerCallId) {
+  // Calls 4 and 5 of a timed batch (correlations 30 and 10/11); the harness flush (20) and an
+  // unattributed record (40) are not anyone's time.
+  const auto spans = call_spans(
+      {record("kernel", "k", 7, 30, 1000, 1400), record("kernel", "k2", 7, 11, 2300, 2500),
+       record("memset", "m", 7, 10, 2000, 2050), record("memset", "flush", 7, 20, 0, 3000),
+       record("kernel", "x", 7, 40, 0, 9000)},
+      table(), 4, 3);
+  EXPECT_EQ(spans, (std::vector<std::uint64_t>{400, 500, 0}));  // call 6 recorded nothing
+}
+
 TEST(Attribution, KernelOnAnotherStreamIsForeignButCopiesAreTolerated) {
   CallReply reply;
   attribute_call(

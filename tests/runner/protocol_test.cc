@@ -199,6 +199,29 @@ TEST(Protocol, ActivityRecordCarriesAsyncAndLegacyStream) {
   EXPECT_FALSE(activity_record_from_json(wrong).ok());
 }
 
+TEST(Protocol, TimedBatchesCarryTheirFlagsAndOneTimePerCall) {
+  BatchRequest request;
+  request.sets = {0, 0, 0};
+  request.flush_l2 = true;
+  request.timed = true;
+  auto back = batch_request_from_json(to_json(request));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->flush_l2 && back->timed);
+  EXPECT_EQ(to_json(BatchRequest{{1}}).dump(), R"({"sets":[1]})");  // the bound's, unchanged
+  Json bad = to_json(request);
+  bad["timed"] = "yes";
+  EXPECT_FALSE(batch_request_from_json(bad).ok());
+  BatchReply reply;
+  reply.calls = 2;
+  reply.device_ns = {1500, 1490};
+  auto parsed = batch_reply_from_json(to_json(reply));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->device_ns, reply.device_ns);
+  Json short_list = to_json(reply);
+  short_list["device_ns"] = Json::array({1500});
+  EXPECT_FALSE(batch_reply_from_json(short_list).ok());  // one time per call
+}
+
 TEST(Protocol, EncodeMessageSurvivesInvalidUtf8) {
   Json message = {{"error", std::string("dlopen(/tmp/\xff.so)")}};
   EXPECT_NE(encode_message(message).find("dlopen"), std::string::npos);
