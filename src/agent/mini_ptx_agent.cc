@@ -170,12 +170,15 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
       return TrajectoryOutcome{status, "", done};  // nothing left to do
     }
     // The prompt the trajectory started with, even if the packs changed since.
-    state.messages = {doc["messages"][0], doc["messages"][1]};
+    const std::size_t prefix = std::min(doc["messages"].size(), 2 + prompt.opening.size());
+    state.messages.assign(doc["messages"].begin(),
+                          doc["messages"].begin() + static_cast<std::ptrdiff_t>(prefix));
   } else {
     state.messages = {
         Json{
             {"role", "system"}, {"content", prompt.system}, {"extra", {{"kind", "system_prompt"}}}},
         Json{{"role", "user"}, {"content", prompt.first_user}, {"extra", {{"kind", "task"}}}}};
+    state.messages.insert(state.messages.end(), prompt.opening.begin(), prompt.opening.end());
   }
   for (int turn = 1; turn <= state.turns_done; ++turn) {
     auto detail = dir.read_turn_detail(plan.id, turn);

@@ -34,6 +34,11 @@ struct TaskPrompt {
   std::string system;
   std::string first_user;
   std::string signature;
+  // Messages every trajectory continues from after the task, before its first turn (a Fixit
+  // repair, adapt/repair_loop.h: the failing kernel as the assistant's reply, then its feedback
+  // with the repair instruction); trajectory-format messages (role, content, extra). Empty for
+  // `ptxbench run`.
+  std::vector<Json> opening;
 };
 
 struct TrajectoryOutcome {

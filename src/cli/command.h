@@ -61,6 +61,7 @@ struct CommandExtensions {
   Extension<EvaluatorFactory> run;           // `run`: how each GPU slot's evaluator is made
   Extension<ServeWorkerCommand> serve;       // `serve`: how its workers are started
   Extension<EvaluatorFactory> serve_worker;  // `serve-worker`: its evaluator
+  Extension<EvaluatorFactory> fixit;         // `fixit repair`: each GPU slot's evaluator
 };
 
 // The subcommands in the order `--help` lists them, with `extensions` installed.

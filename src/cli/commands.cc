@@ -10,6 +10,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension);
 CommandSpec make_env_command();
 CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension);
 CommandSpec make_report_command();
+CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension);
 CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension);
 CommandSpec make_serve_worker_command(const Extension<EvaluatorFactory>& extension);
 
@@ -25,6 +26,7 @@ std::vector<CommandSpec> command_table(const CommandExtensions& extensions) {
       make_eval_command(extensions.eval),
       make_run_command(extensions.run),
       make_report_command(),
+      make_fixit_command(extensions.fixit),
       make_serve_command(extensions.serve),
       make_serve_worker_command(extensions.serve_worker),
       make_env_command(),

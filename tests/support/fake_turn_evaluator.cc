@@ -19,6 +19,7 @@ struct FakeDirective {
   int sleep_ms = 0;
   std::string tag;
   int exit_code = -1;  // >= 0: the process exits with it mid-evaluation (a crashed GPU worker)
+  std::string repeat_status;  // the status of every evaluation of the same source after its first
 };
 
 FakeDirective read_directive(const std::string& source) {
@@ -41,6 +42,7 @@ FakeDirective read_directive(const std::string& source) {
       if (key == "sleep_ms") d.sleep_ms = std::stoi(value);
       if (key == "tag") d.tag = value;
       if (key == "exit") d.exit_code = std::stoi(value);
+      if (key == "repeat_status") d.repeat_status = value;
     } catch (const std::exception&) {
       // A malformed number keeps the default: this is a test double.
     }
@@ -52,7 +54,11 @@ FakeDirective read_directive(const std::string& source) {
 
 Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
   ++calls_;
-  const FakeDirective d = read_directive(request.source);
+  FakeDirective d = read_directive(request.source);
+  if (!d.repeat_status.empty()) {
+    std::lock_guard<std::mutex> lock(seen_mutex_);
+    if (!seen_sources_.insert(request.source).second) d.status = d.repeat_status;
+  }
   if (!log_dir_.empty()) {
     std::ofstream log(log_dir_ + "/evals.log", std::ios::app);
     log << "start " << (d.tag.empty() ? "-" : d.tag) << "\n" << std::flush;

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "agent/turn_evaluator.h"
@@ -13,7 +15,9 @@ namespace ptxb {
 
 // A kernel line
 //   // ptxbench-fake-eval: status=PASSED speedup=1.3 target=dynamic_present sleep_ms=0 tag=t2
-// sets the result (defaults: PASSED, speedup 1.0, dynamic_present, no sleep); "error" as the
+// sets the result (defaults: PASSED, speedup 1.0, dynamic_present, no sleep); repeat_status=S
+// gives every later evaluation of the same source status S (a kernel that passes once and fails
+// on fresh inputs: the Fixit verification, tests/adapt); "error" as the
 // status makes evaluate() fail as infrastructure does; exit=N ends the whole process with
 // status N after the sleep (a GPU worker that crashes mid-job, tests/service). A request with
 // reference_as_candidate (the service's canary) reports the reference median from
@@ -29,6 +33,8 @@ class FakeTurnEvaluator final : public TurnEvaluator {
  private:
   std::string log_dir_;
   std::atomic<int> calls_{0};
+  std::mutex seen_mutex_;
+  std::set<std::string> seen_sources_;
 };
 
 }  // namespace ptxb

@@ -15,6 +15,7 @@
 //   run --test-fake-eval DIR               kernels are judged by FakeTurnEvaluator from a
 //                                          directive comment, every evaluation logged to
 //                                          DIR/evals.log (tests/agent/run_cli_test.cc)
+//   fixit repair --test-fake-eval DIR      the same for the repair loop (tests/adapt)
 //   serve --test-fake-workers DIR          the service's workers run FakeTurnEvaluator
 //                                          (serve-worker --test-fake-eval DIR): the fake GPU
 //                                          worker of tests/service/serve_e2e_test.cc
@@ -91,6 +92,8 @@ CommandExtensions testing_extensions() {
       };
     };
   };
+  // fixit repair --test-fake-eval DIR: repairs and their verification judged by the fake.
+  extensions.fixit = extensions.run;
   return extensions;
 }
 

@@ -1,0 +1,287 @@
+#include "adapt/failure_mining.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "adapt/source_tokens.h"
+#include "core/fs.h"
+#include "core/json_fields.h"
+#include "metrics/turn_record.h"
+
+namespace ptxb::adapt {
+namespace {
+
+constexpr std::size_t kMaxRunFileBytes = 64u << 20;  // turns.jsonl, as `report` reads it
+constexpr std::size_t kMaxKernelBytes = 1u << 20;    // CompileOptions::max_source_bytes
+
+std::string key_text(const TrajectoryKey& k) {
+  return k.model + "\n" + k.arch + "\n" + k.definition + "\n" + k.workload + "\n" + k.variant +
+         "\n" + k.trajectory;
+}
+
+// key (model, definition, variant, trajectory) -> trajectory id, from RUN_DIR/plan.json.
+Result<std::map<std::string, std::string>> trajectory_ids(const std::string& run_dir) {
+  PTXB_ASSIGN_OR_RETURN(Json plan, read_json_file(run_dir + "/plan.json"));
+  if (!plan.contains("trajectories") || !plan["trajectories"].is_array())
+    return make_error("parse", "{}/plan.json: $.trajectories: expected an array", run_dir);
+  std::map<std::string, std::string> ids;
+  for (const Json& t : plan["trajectories"]) {
+    TrajectoryKey key;
+    std::string id;
+    FieldReader r(t, "$.trajectories[]");
+    r.required("id", id).required("model", key.model).required("arch", key.arch);
+    r.required("definition", key.definition).required("workload", key.workload);
+    r.required("variant", key.variant).required("trajectory", key.trajectory);
+    if (!r.status().ok())
+      return make_error("parse", "{}/plan.json: {}", run_dir, r.status().error().message);
+    ids[key_text(key)] = id;
+  }
+  return ids;
+}
+
+struct Candidate {
+  MinedFailure failure;
+  std::string skip_reason;  // "" while selectable
+};
+
+Json skipped_entry(const std::string& id, const std::string& reason, const std::string& detail) {
+  Json entry{{"id", id}, {"reason", reason}};
+  if (!detail.empty()) entry["detail"] = detail;
+  return entry;
+}
+
+}  // namespace
+
+const std::vector<std::string>& all_error_types() {
+  static const std::vector<std::string> types = {"compile", "runtime", "memory", "numerical",
+                                                 "timeout"};
+  return types;
+}
+
+std::string error_type_of(const std::string& status) {
+  if (status == "COMPILE_ERROR") return "compile";
+  if (status == "RUNTIME_ERROR") return "runtime";
+  if (status == "MEMORY_ERROR") return "memory";
+  if (status == "INCORRECT_NUMERICAL" || status == "INCORRECT_SHAPE" || status == "INCORRECT_DTYPE")
+    return "numerical";
+  if (status == "TIMEOUT") return "timeout";
+  return "";
+}
+
+Json MinedFailure::to_json() const {
+  return Json{{"id", id},
+              {"run_dir", run_dir},
+              {"trajectory", trajectory},
+              {"model", key.model},
+              {"arch", key.arch},
+              {"definition", key.definition},
+              {"workload", key.workload},
+              {"workload_name", workload_name},
+              {"variant", key.variant},
+              {"trajectory_key", key.trajectory},
+              {"task", task},
+              {"turn", turn},
+              {"status", status},
+              {"error_type", error_type},
+              {"canonical_sha256", canonical_hash},
+              {"system_prompt", system_prompt},
+              {"task_message", task_message},
+              {"kernel", kernel},
+              {"feedback", feedback}};
+}
+
+Result<MinedFailure> MinedFailure::from_json(const Json& json, const std::string& origin) {
+  MinedFailure f;
+  FieldReader r(json);
+  r.required("id", f.id).required("run_dir", f.run_dir).required("trajectory", f.trajectory);
+  r.required("model", f.key.model).required("arch", f.key.arch);
+  r.required("definition", f.key.definition).required("workload", f.key.workload);
+  r.required("workload_name", f.workload_name).required("variant", f.key.variant);
+  r.required("trajectory_key", f.key.trajectory).required("task", f.task);
+  r.required("turn", f.turn).required("status", f.status).required("error_type", f.error_type);
+  r.required("canonical_sha256", f.canonical_hash).required("system_prompt", f.system_prompt);
+  r.required("task_message", f.task_message).required("kernel", f.kernel);
+  r.required("feedback", f.feedback);
+  if (!r.status().ok()) return make_error("parse", "{}: {}", origin, r.status().error().message);
+  return f;
+}
+
+Result<std::vector<MinedFailure>> read_failures(const std::string& path) {
+  PTXB_ASSIGN_OR_RETURN(std::vector<Json> lines, read_jsonl_file(path));
+  std::vector<MinedFailure> failures;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    PTXB_ASSIGN_OR_RETURN(MinedFailure f,
+                          MinedFailure::from_json(lines[i], fmt::format("{}:{}", path, i + 1)));
+    failures.push_back(std::move(f));
+  }
+  return failures;
+}
+
+Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
+                                   const MiningOptions& options) {
+  for (const auto& type : options.error_types)
+    if (std::find(all_error_types().begin(), all_error_types().end(), type) ==
+        all_error_types().end())
+      return make_error("usage",
+                        "unknown error type '{}' (known: compile, runtime, memory, "
+                        "numerical, timeout)",
+                        type);
+  std::vector<Candidate> candidates;
+  Json skipped = Json::array();
+  std::map<std::string, int> skip_counts;
+  auto skip = [&](const std::string& id, const std::string& reason, const std::string& detail) {
+    skipped.push_back(skipped_entry(id, reason, detail));
+    ++skip_counts[reason];
+  };
+  std::set<std::string> seen_ids;
+  int scanned = 0;
+
+  for (const std::string& run_dir : run_dirs) {
+    PTXB_ASSIGN_OR_RETURN(std::string text, read_file(run_dir + "/turns.jsonl", kMaxRunFileBytes));
+    text.resize(committed_jsonl_length(text));  // a torn last line is not committed
+    PTXB_ASSIGN_OR_RETURN(std::vector<TurnRecord> records,
+                          parse_turns_jsonl(text, run_dir + "/turns.jsonl"));
+    PTXB_ASSIGN_OR_RETURN(auto ids, trajectory_ids(run_dir));
+    std::map<std::string, Json> trajectories;  // id -> trajectories/ID.json
+    for (const TurnRecord& record : records) {
+      ++scanned;
+      const std::string status = record.status_name();
+      auto id_it = ids.find(key_text(record.key));
+      const std::string trajectory = id_it == ids.end() ? record.key.trajectory : id_it->second;
+      const std::string id = fmt::format("{}__turn{}", trajectory, record.turn);
+      const std::string type = error_type_of(status);
+      if (type.empty()) {
+        skip(id, status == "PASSED" ? "passed" : "status_never_mined", status);
+        continue;
+      }
+      if (!options.error_types.count(type)) {
+        skip(id, "error_type_not_selected", type);
+        continue;
+      }
+      if (options.max_source_turn > 0 && record.turn > options.max_source_turn) {
+        skip(id, "after_max_source_turn", std::to_string(record.turn));
+        continue;
+      }
+      if (id_it == ids.end()) {
+        skip(id, "not_in_plan", run_dir + "/plan.json");
+        continue;
+      }
+      if (!seen_ids.insert(id).second) {
+        skip(id, "same_turn_in_two_run_dirs", run_dir);
+        continue;
+      }
+      const std::string turn_base =
+          fmt::format("{}/turns/{}/turn{}", run_dir, trajectory, record.turn);
+      auto kernel = read_file(turn_base + ".cu", kMaxKernelBytes);
+      auto detail = read_json_file(turn_base + ".json");
+      if (!trajectories.count(trajectory)) {
+        auto doc = read_json_file(fmt::format("{}/trajectories/{}.json", run_dir, trajectory));
+        trajectories[trajectory] = doc.ok() ? doc.value() : Json(nullptr);
+      }
+      const Json& doc = trajectories[trajectory];
+      if (!kernel.ok()) {
+        skip(id, "kernel_file_missing", kernel.error().message);
+        continue;
+      }
+      if (!detail.ok() || !detail->contains("feedback") || !(*detail)["feedback"].is_string()) {
+        skip(id, "turn_detail_missing", turn_base + ".json");
+        continue;
+      }
+      if (!doc.is_object() || !doc.contains("messages") || !doc["messages"].is_array() ||
+          doc["messages"].size() < 2 || !doc["messages"][0].value("content", Json()).is_string() ||
+          !doc["messages"][1].value("content", Json()).is_string()) {
+        skip(id, "trajectory_file_missing", fmt::format("trajectories/{}.json", trajectory));
+        continue;
+      }
+      Candidate c;
+      MinedFailure& f = c.failure;
+      f.id = id;
+      f.run_dir = run_dir;
+      f.trajectory = trajectory;
+      f.key = record.key;
+      f.workload_name = record.workload_name;
+      f.task = record.key.definition;
+      f.turn = record.turn;
+      f.status = status;
+      f.error_type = type;
+      f.system_prompt = doc["messages"][0]["content"].get<std::string>();
+      f.task_message = doc["messages"][1]["content"].get<std::string>();
+      f.kernel = std::move(kernel.value());
+      f.feedback = (*detail)["feedback"].get<std::string>();
+      f.canonical_hash = canonical_source_hash(f.kernel);
+      candidates.push_back(std::move(c));
+    }
+  }
+
+  // Dedup by canonical source, the earliest (task, turn, id) kept.
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.failure.task, a.failure.turn, a.failure.id) <
+           std::tie(b.failure.task, b.failure.turn, b.failure.id);
+  });
+  std::map<std::string, std::string> first_with_hash;
+  for (Candidate& c : candidates) {
+    auto [it, inserted] = first_with_hash.try_emplace(c.failure.canonical_hash, c.failure.id);
+    if (!inserted) {
+      c.skip_reason = "duplicate_source";
+      skip(c.failure.id, "duplicate_source", "same canonical source as " + it->second);
+    }
+  }
+
+  // task -> error type -> queue (already in turn, id order).
+  std::map<std::string, std::map<std::string, std::vector<Candidate*>>> groups;
+  for (Candidate& c : candidates)
+    if (c.skip_reason.empty()) groups[c.failure.task][c.failure.error_type].push_back(&c);
+  MiningResult result;
+  std::map<std::string, std::map<std::string, int>> by_task;
+  for (auto& [task, types] : groups) {
+    std::map<std::string, std::size_t> next;
+    int taken_for_task = 0;
+    bool progressed = true;
+    while (progressed && (options.per_task_cap == 0 || taken_for_task < options.per_task_cap)) {
+      progressed = false;
+      for (auto& [type, queue] : types) {
+        if (options.per_task_cap > 0 && taken_for_task >= options.per_task_cap) break;
+        std::size_t& at = next[type];
+        if (at >= queue.size()) continue;
+        result.taken.push_back(queue[at]->failure);
+        queue[at]->skip_reason = "taken";
+        ++by_task[task][type];
+        ++at;
+        ++taken_for_task;
+        progressed = true;
+      }
+    }
+    for (auto& [type, queue] : types)
+      for (Candidate* c : queue)
+        if (c->skip_reason.empty())
+          skip(c->failure.id, "over_per_task_cap", std::to_string(options.per_task_cap));
+  }
+
+  Json taken = Json::array();
+  for (const auto& f : result.taken)
+    taken.push_back(Json{{"id", f.id},
+                         {"task", f.task},
+                         {"error_type", f.error_type},
+                         {"status", f.status},
+                         {"turn", f.turn},
+                         {"canonical_sha256", f.canonical_hash}});
+  Json types = Json::array();
+  for (const auto& t : options.error_types) types.push_back(t);
+  Json counts{{"scanned_turns", scanned},
+              {"taken", result.taken.size()},
+              {"skipped", skipped.size()},
+              {"skipped_by_reason", skip_counts}};
+  result.manifest = Json{{"format", "ptxbench-fixit-mine/1"},
+                         {"run_dirs", run_dirs},
+                         {"options",
+                          {{"per_task_cap", options.per_task_cap},
+                           {"max_source_turn", options.max_source_turn},
+                           {"error_types", types}}},
+                         {"counts", counts},
+                         {"taken_by_task_and_type", by_task},
+                         {"taken", taken},
+                         {"skipped", skipped}};
+  return result;
+}
+
+}  // namespace ptxb::adapt

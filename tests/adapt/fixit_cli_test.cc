@@ -1,0 +1,166 @@
+// `ptxbench fixit` end to end as a user runs it: mine a run directory, repair with a scripted
+// teacher on a loopback OpenAI-compatible server and the fake evaluator (ptxbench-testing
+// --test-fake-eval), reason, export. A repair that fails verification and a teacher that only
+// answers junk are dropped and counted; a rerun decides nothing twice.
+#include <gtest/gtest.h>
+
+#include "../cli/cli_test_util.h"
+#include "../support/http_test_server.h"
+#include "core/fs.h"
+#include "core/strings.h"
+#include "run_dir_fixture.h"
+
+namespace ptxb {
+namespace {
+
+constexpr const char* kTask = "gemm_n7168_k5120";
+
+std::string fenced(const std::string& body) {
+  return "Here is the fix.\n\n```cuda\n" + body + "\n```\n";
+}
+
+// The teacher: repairs kernel A for good, kernel B with one that fails on fresh inputs, and
+// answers junk (no code) for kernel C; rationales: junk first, then a good one.
+testing::ScriptedResponse teacher(const testing::ScriptedRequest& request, int& rationale_calls) {
+  const std::string& body = request.body;
+  if (contains(body, "<analysis>")) {  // a rationale request
+    if (rationale_calls++ == 0) return testing::openai_answer("I would rather not.");
+    return testing::openai_answer(
+        "<analysis>I read the compile log: the kernel calls a helper that does not exist, so "
+        "nothing after it was ever compiled or run on the GPU.</analysis>\n<plan>I replace the "
+        "undefined helper with the barrier the pipeline needs and keep the rest of the design "
+        "exactly as it was.</plan>");
+  }
+  if (contains(body, "kernel_a"))
+    return testing::openai_answer(
+        fenced("// ptxbench-fake-eval: status=PASSED speedup=0.9 target=dynamic_present\n"
+               "void run() { fixed_a(); }"));
+  if (contains(body, "kernel_b"))
+    return testing::openai_answer(
+        fenced("// ptxbench-fake-eval: status=PASSED repeat_status=INCORRECT_NUMERICAL\n"
+               "void run() { lucky_b(); }"));
+  return testing::openai_answer("I am not sure what to do here.");
+}
+
+class FixitCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp_ = make_temp_directory("ptxb-fixit-cli").value();
+    make_directories(tmp_ + "/evals");
+    testing::write_fixture_run(tmp_ + "/run", kTask,
+                               {{"t0", 1, "COMPILE_ERROR", "void run() { kernel_a(1); }"},
+                                {"t1", 1, "INCORRECT_NUMERICAL", "void run() { kernel_b(2); }"},
+                                {"t2", 1, "TIMEOUT", "void run() { kernel_c(3); }"},
+                                {"t3", 1, "PASSED", "void run() { fine(); }"}});
+    server_ = std::make_unique<testing::ScriptedHttpServer>(
+        [this](const testing::ScriptedRequest& r) { return teacher(r, rationale_calls_); });
+  }
+  void TearDown() override {
+    server_->stop();
+    remove_tree(tmp_);
+  }
+
+  ProcessResult fixit(std::vector<std::string> args) {
+    ProcessSpec spec;
+    spec.argv = {PTXB_TESTING_CLI_PATH, "fixit"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout = std::chrono::milliseconds(60000);
+    SystemProcessRunner runner;
+    auto result = runner.run(spec);
+    return result.ok() ? result.value() : ProcessResult{};
+  }
+  std::string teacher_spec() const { return "openai:teacher@" + server_->base_url() + "/v1"; }
+
+  std::string tmp_;
+  int rationale_calls_ = 0;
+  std::unique_ptr<testing::ScriptedHttpServer> server_;
+};
+
+TEST_F(FixitCli, HelpTeachesEveryStep) {
+  ProcessResult help = testing::run_cli({"fixit", "--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  for (const char* word : {"mine", "repair", "reason", "export", "Examples:", "resumable"})
+    EXPECT_NE(help.stdout_text.find(word), std::string::npos) << word;
+  ProcessResult none = testing::run_cli({"fixit"});
+  EXPECT_EQ(none.exit_code, 2);
+  ProcessResult bad = testing::run_cli(
+      {"fixit", "mine", tmp_ + "/run", "--out", tmp_ + "/w", "--statuses", "integrity"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.stderr_text.find("ptxbench: error: unknown error type 'integrity'"),
+            std::string::npos)
+      << bad.stderr_text;
+  ProcessResult no_work =
+      testing::run_cli({"fixit", "export", "--work", tmp_, "--out", tmp_ + "/x.jsonl"});
+  EXPECT_EQ(no_work.exit_code, 2);
+  EXPECT_NE(no_work.stderr_text.find("fixit mine"), std::string::npos) << no_work.stderr_text;
+}
+
+TEST_F(FixitCli, MineRepairReasonExportAndRerun) {
+  const std::string work = tmp_ + "/work";
+  ProcessResult mined = fixit({"mine", tmp_ + "/run", "--out", work});
+  ASSERT_EQ(mined.exit_code, 0) << mined.stderr_text;
+  EXPECT_NE(mined.stdout_text.find("3 of 4 turns taken"), std::string::npos) << mined.stdout_text;
+
+  const std::vector<std::string> repair = {"repair",        "--work",  work, "--teacher",
+                                           teacher_spec(),  "--turns", "2",  "--test-fake-eval",
+                                           tmp_ + "/evals", "--json"};
+  ProcessResult repaired = fixit(repair);
+  ASSERT_EQ(repaired.exit_code, 0) << repaired.stderr_text;
+  auto counts = parse_json(repaired.stdout_text, "stdout").value();
+  EXPECT_EQ(counts["kept"], 1);
+  EXPECT_EQ(counts["dropped"], 2);
+  EXPECT_EQ(counts["dropped_by_reason"]["verification_failed"], 1);
+  EXPECT_EQ(counts["dropped_by_reason"]["not_repaired"], 1);
+  // The repair trajectories are a run directory `ptxbench report` reads.
+  EXPECT_TRUE(path_exists(work + "/repairs/turns.jsonl"));
+  auto trajectory = read_json_file(
+      work + "/repairs/trajectories/fixit__student__gemm_n7168_k5120__base__t0__turn1.json");
+  ASSERT_TRUE(trajectory.ok());
+  const Json& messages = (*trajectory)["messages"];
+  ASSERT_EQ(messages.size(), 6u);  // system, task, failing kernel, its feedback, fix, feedback
+  EXPECT_EQ(messages[2]["role"], "assistant");
+  EXPECT_NE(messages[3]["content"].get<std::string>().find("FEEDBACK COMPILE_ERROR of t0"),
+            std::string::npos);
+  EXPECT_EQ((*trajectory)["info"]["exit_status"], "target_reached");
+
+  const int requests = server_->request_count();
+  ProcessResult again = fixit(repair);
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  EXPECT_EQ(parse_json(again.stdout_text, "stdout").value()["already_decided"], 3);
+  EXPECT_EQ(server_->request_count(), requests);  // nothing asked twice
+
+  ProcessResult reasoned = fixit({"reason", "--work", work, "--teacher", teacher_spec(), "--json"});
+  ASSERT_EQ(reasoned.exit_code, 0) << reasoned.stderr_text;
+  auto reasons = parse_json(reasoned.stdout_text, "stdout").value();
+  EXPECT_EQ(reasons["kept"], 1);
+  EXPECT_EQ(reasons["rejected_answers"]["malformed"], 1);  // the junk answer, then a retry
+
+  const std::string out = tmp_ + "/fixit.jsonl";
+  ProcessResult exported = fixit({"export", "--work", work, "--out", out});
+  ASSERT_EQ(exported.exit_code, 0) << exported.stderr_text;
+  auto rows = read_jsonl_file(out);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  const Json& row = rows->front();
+  ASSERT_EQ(row["messages"].size(), 5u);
+  EXPECT_EQ(row["messages"][2]["content"], "```cuda\nvoid run() { kernel_a(1); }\n```");
+  EXPECT_EQ(row["messages"][4]["loss"], true);
+  EXPECT_EQ(row["messages"][3]["loss"], false);
+  const std::string answer = row["messages"][4]["content"];
+  EXPECT_TRUE(starts_with(answer, "<think>\nI read the compile log")) << answer;
+  EXPECT_NE(answer.find("fixed_a();"), std::string::npos);
+  auto manifest = read_json_file(out + ".manifest.json");
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_EQ((*manifest)["counts"]["written"], 1);
+
+  // The same kernel in a test run keeps the row out.
+  ProcessResult leak = fixit({"export", "--work", work, "--out", tmp_ + "/leak.jsonl",
+                              "--heldout-run", work + "/repairs", "--json"});
+  ASSERT_EQ(leak.exit_code, 0) << leak.stderr_text;
+  EXPECT_EQ(
+      parse_json(leak.stdout_text, "stdout").value()["dropped_by_reason"]["same_as_test_kernel"],
+      1);
+}
+
+}  // namespace
+}  // namespace ptxb
