@@ -266,6 +266,9 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
   w.reference_timing = ref.out.stats;
   ctx.reference_samples_ns = ref.samples.device_ns;
   ctx.candidate_timing = std::move(cand.out);
+  // Marked, not voided: within a pair both sides saw nearly the same state, but the evaluation as a
+  // whole crossed a wide range of clocks (interleave.h kClockSpreadMhz).
+  if (rec.clock_spread) w.flags.push_back("clock_spread");
   w.timing_interleave = std::move(rec);
   return StageOutcome::kContinue;
 }
