@@ -24,6 +24,7 @@ cat >"$work/exp.json" <<JSON
 JSON
 "$BUILD/ptxbench-testing" run --config "$work/exp.json" --out "$OUT/scripted-run" \
   --test-fake-eval "$work" >/dev/null
+rm -f "$OUT/scripted-run/.lock"  # the run's lock, not a result
 runs=(bench/results/replay-paper-h100 "$OUT/scripted-run")
 PTXBENCH="$BUILD/ptxbench" scripts/report_screenshot.sh "${runs[@]}" bench/results/report-demo
 # The viewer alone (a copy of the page with everything else hidden), opened at the replay
