@@ -5,7 +5,9 @@
 # writes OUT_PREFIX.html (`ptxbench report RUN_DIR... --html`) and OUT_PREFIX.png, and prints
 # the markdown tables. Extra `ptxbench report` flags go in PTXB_REPORT_FLAGS (e.g.
 # "--turn-limits 1,4,8"); PTXB_SHOT_WIDTH / PTXB_SHOT_HEIGHT override the window size (the
-# height is estimated from the page so the screenshot holds all of it). docs/report.md.
+# height is estimated from the page so the screenshot holds all of it); PTXB_SHOT_FRAGMENT
+# (e.g. "viewer=3&turn=2") opens the trajectory viewer at that trajectory and turn, scrolled
+# into view, for a screenshot of the viewer. docs/report.md.
 set -euo pipefail
 if (($# < 2)); then
   echo "usage: $0 RUN_DIR [RUN_DIR...] OUT_PREFIX" >&2
@@ -34,7 +36,9 @@ png=$(realpath -m "$prefix.png")
 sections=$(grep -c '<section ' "$html" || true)
 rows=$(grep -c '^<tr>' "$html" || true)
 width=${PTXB_SHOT_WIDTH:-1400}
-height=${PTXB_SHOT_HEIGHT:-$((300 + sections * 620 + rows * 22 + 3 * 80))}
+# The matrix and runs tables (~400 px) and the trajectory viewer (~1000 px) come on top.
+height=${PTXB_SHOT_HEIGHT:-$((1700 + sections * 620 + rows * 22 + 3 * 80))}
+url="file://$html${PTXB_SHOT_FRAGMENT:+#$PTXB_SHOT_FRAGMENT}"
 
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
@@ -43,7 +47,7 @@ trap 'rm -rf "$profile"' EXIT
 HOME=$profile timeout 120 chromium --headless --no-sandbox --disable-gpu \
   --user-data-dir="$profile/profile" --no-first-run --disable-extensions \
   --disable-background-networking --host-resolver-rules="MAP * ~NOTFOUND" --hide-scrollbars \
-  --window-size="$width,$height" --screenshot="$png" "file://$html" >/dev/null 2>"$profile/log" || {
+  --window-size="$width,$height" --screenshot="$png" "$url" >/dev/null 2>"$profile/log" || {
   echo "$0: chromium failed:" >&2
   tail -20 "$profile/log" >&2
   exit 1

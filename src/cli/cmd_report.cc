@@ -9,10 +9,13 @@
 
 #include "cli/command.h"
 #include "core/fs.h"
+#include "llm/replay_model.h"
 #include "metrics/metrics.h"
 #include "metrics/turn_record.h"
 #include "report/html_report.h"
 #include "report/report.h"
+#include "report/run_details.h"
+#include "report/trajectory_viewer.h"
 
 namespace ptxb::cli {
 namespace {
@@ -25,6 +28,25 @@ struct ReportFlags {
   std::string html_path;
   bool json = false;
 };
+
+// Kernels the replay model answered are recorded as references to repository files
+// (turnN.kernel.json); the viewer shows them from the solutions folder this build knows.
+KernelRefResolver replay_resolver() {
+  auto model = std::make_shared<std::unique_ptr<ReplayModel>>();
+  return [model](const Json& ref) -> Result<std::string> {
+    if (!*model) {
+      PTXB_ASSIGN_OR_RETURN(std::string dir, default_replay_dir());
+      PTXB_ASSIGN_OR_RETURN(*model, ReplayModel::load(dir));
+    }
+    const Json* variant = ref.contains("variant") ? &ref["variant"] : nullptr;
+    if (!variant || !variant->is_object() || !variant->contains("task") ||
+        !(*variant)["task"].is_string() || !variant->contains("turn") ||
+        !(*variant)["turn"].is_number_integer())
+      return make_error("report", "no variant.task / variant.turn");
+    return (*model)->kernel_source((*variant)["task"].get<std::string>(),
+                                   (*variant)["turn"].get<int>());
+  };
+}
 
 }  // namespace
 
@@ -70,13 +92,22 @@ CommandSpec make_report_command() {
           PTXB_ASSIGN_OR_RETURN(std::vector<Trajectory> trajectories,
                                 load_run_dirs(flags->run_dirs, &notes));
           for (const std::string& note : notes) std::cerr << "ptxbench: warning: " << note << "\n";
+          std::vector<RunProvenance> runs;
+          for (const std::string& dir : flags->run_dirs)
+            runs.push_back(load_provenance(dir, trajectories));
+          int run_turns = run_turn_count(runs, trajectories);
+          // Windows past the runs' planned turns would count never-planned turns as
+          // failures; the table headers show the limits used (docs/report.md).
+          options.turn_limits = limits_within_run(options.turn_limits, run_turns);
           std::vector<GroupMetrics> groups = compute_metrics(trajectories, options);
           if (!flags->csv_dir.empty()) {
             PTXB_RETURN_IF_ERROR(write_csv_files(flags->csv_dir, groups, trajectories, options));
           }
           if (!flags->html_path.empty()) {
-            PTXB_RETURN_IF_ERROR(
-                write_file_atomic(flags->html_path, render_html(groups, trajectories, options)));
+            PTXB_RETURN_IF_ERROR(write_file_atomic(
+                flags->html_path,
+                render_html(groups, trajectories, options,
+                            {runs, viewer_data(trajectories, replay_resolver())})));
           }
           if (flags->json)
             print_json(report_to_json(groups, options));

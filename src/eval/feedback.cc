@@ -87,9 +87,32 @@ std::string static_counts_text(const std::map<std::string, std::int64_t>& counts
   return j.dump();
 }
 
+// The profiler-hints section, before the next step so the model reads the facts first.
+void append_profiler_hints(std::string& out, const EvalResult& r, const FeedbackOptions& options) {
+  if (!options.profiler_hints || r.status != PtxbStatus::kPassed) return;
+  std::vector<KernelSpills> spills;
+  if (r.compile)
+    for (const auto& k : r.compile->ptxas.kernels)
+      spills.push_back({k.name, k.spill_store_bytes, k.spill_load_bytes});
+  std::vector<std::string> sentences = profiler_hint_sentences(options.profile, spills);
+  out += "## Profiler hints\n";
+  if (sentences.empty()) {
+    out += "none: this evaluation recorded no profiler metrics and ptxas reported no spills.\n";
+    return;
+  }
+  for (const std::string& sentence : sentences) out += "- " + sentence + "\n";
+}
+
 }  // namespace
 
 std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
+  FeedbackOptions options;
+  options.log_cap_bytes = log_cap_bytes;
+  return render_feedback(r, options);
+}
+
+std::string render_feedback(const EvalResult& r, const FeedbackOptions& options) {
+  const std::size_t log_cap_bytes = options.log_cap_bytes;
   std::string out;
   if (r.options.unsafe_no_sandbox)
     out += "## Sandbox\nOFF (--unsafe-no-sandbox): this kernel ran without the sandbox.\n";
@@ -123,6 +146,7 @@ std::string render_feedback(const EvalResult& r, std::size_t log_cap_bytes) {
     out += "\nstatic SASS counts: " + static_counts_text(t.static_counts) + "\n";
     if (t.dynamic) out += "executed families: " + Json(t.dynamic->executed_families).dump() + "\n";
   }
+  append_profiler_hints(out, r, options);
   out += "## Next step\n" + next_step(r) + "\n";
   return out;
 }

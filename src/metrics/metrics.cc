@@ -195,6 +195,14 @@ VariantSpread spread_over_variants(const std::vector<WindowMetrics>& per_variant
   return spread;
 }
 
+std::vector<int> limits_within_run(std::vector<int> requested, int run_turns) {
+  if (run_turns > 0)
+    for (int& limit : requested) limit = std::min(limit, run_turns);
+  std::sort(requested.begin(), requested.end());
+  requested.erase(std::unique(requested.begin(), requested.end()), requested.end());
+  return requested;
+}
+
 std::vector<GroupMetrics> compute_metrics(const std::vector<Trajectory>& trajectories,
                                           const MetricsOptions& options) {
   using GroupId = std::tuple<std::string, std::string, std::string, std::string>;

@@ -120,6 +120,12 @@ struct MetricsOptions {
   std::vector<double> ps = kDefaultFastPs;
 };
 
+// The turn limits a run can fill: a window past the run's planned turns would count turns that
+// were never meant to happen as missing failures (a 2-turn run at ≤8 would read 0.25 where every
+// turn passed). Limits above `run_turns` become `run_turns`; sorted, unique. `run_turns` ≤ 0
+// (unknown) keeps the request.
+std::vector<int> limits_within_run(std::vector<int> requested, int run_turns);
+
 // Groups the trajectories and computes everything above; groups sorted by model, task, arch.
 std::vector<GroupMetrics> compute_metrics(const std::vector<Trajectory>& trajectories,
                                           const MetricsOptions& options);

@@ -229,6 +229,8 @@ std::vector<ReportTable> report_tables(const std::vector<GroupMetrics>& groups,
                         });
                       });
     }
+    // With one variant, mean, min and max would repeat its row three times.
+    if (group.variants.size() < 2) continue;
     for (int which = 0; which < 3; ++which) {
       std::string label = which == 0 ? "mean" : which == 1 ? "min" : "max";
       append_row_pair(variants, {group.model, group.workload_name, group.arch, label}, columns,

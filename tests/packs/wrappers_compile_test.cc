@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/fs.h"
@@ -147,6 +148,56 @@ TEST(PackWrappersCompile, BlackwellEveryWrapperLowersToUtcLdtmSttm) {
   }
   for (int d = 1; d <= 5; ++d) opcodes.push_back("UTMALDG." + std::to_string(d) + "D.2CTA");
   expect_opcodes(unit.sass, opcodes);
+}
+
+}  // namespace
+}  // namespace ptxb
+
+namespace ptxb {
+namespace {
+
+// nvcc's stderr for testdata/packs/asm_scope.cu built with -DPTXB_ASM_SCOPE=variant, and
+// whether it succeeded.
+std::pair<bool, std::string> compile_asm_scope(int variant) {
+  auto dir = make_temp_directory("ptxb-asm-scope-");
+  if (!dir.ok()) return {false, dir.error().message};
+  ProcessSpec compile{{nvcc_path(), "-gencode", "arch=compute_90a,code=sm_90a",
+                       "-DPTXB_ASM_SCOPE=" + std::to_string(variant), "-c",
+                       std::string(PTXB_TESTDATA_DIR) + "/packs/asm_scope.cu", "-o",
+                       *dir + "/asm_scope.o"}};
+  compile.timeout = std::chrono::minutes(5);
+  auto compiled = SystemProcessRunner().run(compile);
+  remove_tree(*dir);
+  if (!compiled.ok()) return {false, compiled.error().message};
+  return {compiled->succeeded(), compiled->stderr_text};
+}
+
+// The debugging hints (packs/*/debugging.md §4.5) quote ptxas's own messages and give two fixes;
+// this keeps both true for the toolchain the harness compiles with.
+TEST(PackDebuggingHints, AsmLabelsAndRegsInlinedTwiceNeedPerInstanceNamesOrBraces) {
+  ASSERT_FALSE(nvcc_path().empty()) << "nvcc not found (PTXB_CUDA_ROOT or PATH)";
+  auto [unscoped_ok, unscoped_log] = compile_asm_scope(0);
+  EXPECT_FALSE(unscoped_ok);
+  EXPECT_NE(unscoped_log.find("Duplicate definition of label 'WAIT'"), std::string::npos)
+      << unscoped_log;
+  EXPECT_NE(unscoped_log.find("Duplicate definition of variable 'done'"), std::string::npos)
+      << unscoped_log;
+  auto [unique_ok, unique_log] = compile_asm_scope(1);
+  EXPECT_TRUE(unique_ok) << "%= names: " << unique_log;
+  auto [braced_ok, braced_log] = compile_asm_scope(2);
+  EXPECT_TRUE(braced_ok) << "braced body: " << braced_log;
+  auto [split_ok, split_log] = compile_asm_scope(3);
+  EXPECT_FALSE(split_ok);
+  EXPECT_NE(split_log.find("Unknown symbol 'done'"), std::string::npos) << split_log;
+
+  for (const char* pack : {"hopper", "blackwell"}) {
+    auto hints =
+        read_file(std::string(PTXB_SOURCE_DIR) + "/packs/" + pack + "/debugging.md", 1 << 20);
+    ASSERT_TRUE(hints.ok()) << hints.error().message;
+    for (const char* quoted : {"Duplicate definition of label", "Unknown symbol",
+                               "%=", "\"memory\"", "bits 16–29", "bits 32–45", "parity 1"})
+      EXPECT_NE(hints->find(quoted), std::string::npos) << pack << ": " << quoted;
+  }
 }
 
 }  // namespace

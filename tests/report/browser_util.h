@@ -128,6 +128,7 @@ class Dom {
 
   const std::string& html() const { return html_; }
   std::size_t size() const { return elements_.size(); }
+  const std::vector<DomElement>& elements() const { return elements_; }
 
  private:
   static bool is_void(const std::string& name) {

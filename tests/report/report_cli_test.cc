@@ -14,10 +14,26 @@ TEST(ReportCli, TablesForTwoRunDirectories) {
   ProcessResult result =
       testing::run_cli({"report", kReportCliRuns + "/golden_gemm", kReportCliRuns + "/golden_mha"});
   ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
-  // Default limits ≤1/≤4/≤8: gemm pooled inst turn correctness 1/5, 4/20, 4/40.
-  EXPECT_NE(result.stdout_text.find("| 5 | 0.200 / 0.200 / 0.100 |"), std::string::npos)
+  // Default limits ≤1/≤4/≤8, but no trajectory has more than 4 turns (and these runs have no
+  // plan): ≤8 would count 4 never-planned turns per trajectory, so the windows are ≤1/≤4 and
+  // gemm's pooled inst turn correctness reads 1/5, 4/20.
+  EXPECT_NE(result.stdout_text.find("| 5 | 0.200 / 0.200 |"), std::string::npos)
       << result.stdout_text;
+  EXPECT_NE(result.stdout_text.find("turn correctness ≤1/≤4 |"), std::string::npos);
   EXPECT_NE(result.stdout_text.find("mha_with_lse_d128_S4096"), std::string::npos);
+}
+
+TEST(ReportCli, TurnLimitsStopAtTheRunsPlannedTurns) {
+  // The replay model's H200 run: 2 planned turns, every one PASSED with the target instructions.
+  // Before, ≤8 printed 0.250 here.
+  ProcessResult result = testing::run_cli(
+      {"report", std::string(PTXB_SOURCE_DIR) + "/bench/results/replay-paper-h100"});
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_text;
+  EXPECT_NE(result.stdout_text.find("| replay | gemm_n7168_k5120_M8192 | sm_90a | 1 | "
+                                    "1.000 / 1.000 |"),
+            std::string::npos)
+      << result.stdout_text;
+  EXPECT_EQ(result.stdout_text.find("0.250"), std::string::npos);
 }
 
 TEST(ReportCli, JsonWithCustomLimitsCsvAndHtmlFiles) {

@@ -133,18 +133,60 @@ TEST(ReportHtml, SelfContainedWithOneSvgPerPlotAndBands) {
   };
   // Two groups × five plots (Fast^Inst_p, Fast_p, correct turns and speedup by turn, outcomes).
   EXPECT_EQ(count("<svg "), 10u);
-  EXPECT_EQ(count("<path class=\"band\""), 4u);
-  // Nothing fetched from elsewhere: no URL, script or external stylesheet.
+  // Bands only where there are several prompt variants: gemm has two, mha one.
+  EXPECT_EQ(count("<path class=\"band\""), 2u);
+  EXPECT_EQ(count("<polyline class=\"pooled\""), 4u);
+  // Nothing fetched from elsewhere: no URL, script or external stylesheet (no viewer asked).
   EXPECT_EQ(count("http"), 0u);
   EXPECT_EQ(count("<script"), 0u);
   EXPECT_EQ(count("<link"), 0u);
+  // The matrix: one cell per model × task × arch.
+  EXPECT_EQ(count("<td class=\"cell\""), 2u);
   // The tables are embedded with the golden values (pooled gemm inst turn correctness).
   EXPECT_NE(html.find("<td>0.200 / 0.300 / 0.200</td>"), std::string::npos);
-  EXPECT_EQ(count("<table "), 3u);
+  EXPECT_EQ(count("<table "), 4u);  // the matrix and the three metric tables
   // gemm turn 2 is correct in 3 of 5 trajectories (no-hint t0, cm t0, cm t2).
   EXPECT_NE(html.find("<title>turn 2: 3/5</title>"), std::string::npos);
-  // Each plot's visible heading is its title (a format-argument slip once printed "44").
-  EXPECT_NE(html.find("font-weight=\"bold\">Fast_p (≤4 turns)</text>"), std::string::npos);
+  // Each plot's visible heading is its title, with the task's name.
+  EXPECT_NE(html.find("font-weight=\"bold\">gemm_n7168_k5120: Fast_p (≤4 turns)</text>"),
+            std::string::npos);
+  // Every plot with axes labels both; the 1× line is labelled.
+  EXPECT_EQ(count("data-axis=\"y\""), 8u);
+  EXPECT_EQ(count("data-axis=\"x\""), 10u);
+  EXPECT_EQ(count("1× = library"), 2u);
+}
+
+TEST(ReportHtml, FastPIsAStepFunction) {
+  // One trajectory, one correct turn at 1.1× with the target instructions: Fast^Inst_p (the
+  // first plot) is 1 for p < 1.1 and 0 above, so the pooled line holds 1 up to p = 1.2 and
+  // drops there vertically.
+  auto turns = parse_turns_jsonl(
+      R"({"model":"m","arch":"sm_90a","definition":"d","workload":"w","variant":"v",)"
+      R"("trajectory":"t0","turn":1,"status":"PASSED","speedup":1.1,)"
+      R"("target_instructions":"dynamic_present"})"
+      "\n",
+      "inline");
+  ASSERT_TRUE(turns.ok()) << turns.error().message;
+  Trajectory trajectory{turns->front().key, "w", "", turns.value()};
+  MetricsOptions options;
+  options.turn_limits = {1};
+  options.ps = {1.0, 1.2, 1.5};
+  std::vector<Trajectory> all = {trajectory};
+  std::string html = render_html(compute_metrics(all, options), all, options);
+  const std::string prefix = "<polyline class=\"pooled\" points=\"";
+  auto at = html.find(prefix);
+  ASSERT_NE(at, std::string::npos);
+  at += prefix.size();
+  std::string points = html.substr(at, html.find('"', at) - at);
+  std::vector<std::string> xy = split(points, ' ');
+  // p = 1.0 (x 52), 1.2 (x 52 + 354 · 0.4 = 193.6), 1.5 (x 406); y 24 is 1, y 194 is 0: five
+  // vertices, the drop at p = 1.2 vertical.
+  ASSERT_EQ(xy.size(), 5u) << points;
+  EXPECT_EQ(xy[0], "52.00,24.00");
+  EXPECT_EQ(xy[1], "193.60,24.00");
+  EXPECT_EQ(xy[2], "193.60,194.00");
+  EXPECT_EQ(xy[4], "406.00,194.00");
+  EXPECT_EQ(html.find("class=\"band\""), std::string::npos);  // one variant: no band
 }
 
 TEST(ReportHtml, NoTrajectoriesStillMakesAPage) {

@@ -1,0 +1,17 @@
+// Scripted demo answer (bench/report_demo/make_report.sh): gemm_n7168_k5120, turn 2.
+// fixed the accumulator operands; 4-stage TMA pipeline.
+// The fake evaluator of `ptxbench-testing run --test-fake-eval` reads the verdict below; this
+// file is never compiled.
+// ptxbench-fake-eval: status=PASSED speedup=0.62 target=dynamic_present tag=gemm_n7168_k5120.2
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace {
+constexpr int kStages = 6;  // pipeline depth of this turn
+}  // namespace
+
+void run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, int64_t M, int64_t N, int64_t K, cudaStream_t stream) {
+  (void)kStages;
+}

@@ -1,0 +1,74 @@
+// cuda-gdb's batch output over a core dump. The sample,
+// testdata/eval/cuda_gdb/documented_illegal_address.txt, is written in the format of NVIDIA's
+// cuda-gdb documentation: the development machines have no cuda-gdb, so recorded goldens from
+// the H200 are still to come (docs/eval.md).
+#include "analysis/cuda_gdb_report.h"
+
+#include <gtest/gtest.h>
+
+#include "core/fs.h"
+
+namespace ptxb {
+namespace {
+
+std::string sample() {
+  auto text = read_file(
+      std::string(PTXB_TESTDATA_DIR) + "/eval/cuda_gdb/documented_illegal_address.txt", 1 << 20);
+  EXPECT_TRUE(text.ok());
+  return text.ok() ? text.value() : "";
+}
+
+TEST(CudaGdbReport, ExceptionPcFocusAndFrames) {
+  auto report = parse_cuda_gdb_output(sample());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->exception, "Warp Illegal Address");
+  EXPECT_EQ(report->pc, "0x7f8e4ab7a430");
+  EXPECT_EQ(report->exception_file, "kernel.cu");
+  EXPECT_EQ(report->exception_line, 89);
+  EXPECT_EQ(report->block, "(3,1,0)");
+  EXPECT_EQ(report->thread, "(17,0,0)");
+  ASSERT_EQ(report->frames.size(), 2u);
+  EXPECT_EQ(report->frames[0].function, "store_tile");
+  EXPECT_EQ(report->frames[0].line, 42);
+  EXPECT_EQ(report->frames[0].launch, "");
+  EXPECT_EQ(report->frames[1].function, "gemm_tile_kernel");
+  EXPECT_EQ(report->frames[1].launch, "<<<(56,64,1),(256,1,1)>>>");
+  EXPECT_EQ(report->frames[1].file, "kernel.cu");
+  EXPECT_EQ(report->frames[1].line, 89);
+}
+
+TEST(CudaGdbReport, RendersFramesWithTheirSourceLines) {
+  auto report = parse_cuda_gdb_output(sample());
+  ASSERT_TRUE(report.ok());
+  std::string source;
+  for (int i = 1; i <= 100; ++i) source += "line " + std::to_string(i) + "\n";
+  std::string text = report->render(source);
+  EXPECT_EQ(text.rfind("CUDA exception: Warp Illegal Address (block (3,1,0), thread (17,0,0)) at "
+                       "kernel.cu:89\n#0 store_tile at kernel.cu:42\n  38 | line 38\n",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("> 42 | line 42\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("#1 gemm_tile_kernel<<<(56,64,1),(256,1,1)>>> at kernel.cu:89\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("> 89 | line 89\n"), std::string::npos);
+}
+
+TEST(CudaGdbReport, ALiveStopAndAnUnreadableDump) {
+  auto live = parse_cuda_gdb_output(
+      "Thread 1 \"ptxbench-runner\" received signal CUDA_EXCEPTION_14, Warp Illegal Address.\n"
+      "[Switching focus to CUDA kernel 0, grid 1, block (0,0,0), thread (5,0,0), device 0]\n"
+      "0x00007fffd3a4c6c0 in k<<<(1,1,1),(32,1,1)>>> () at kernel.cu:7\n"
+      "#0  0x00007fffd3a4c6c0 in k<<<(1,1,1),(32,1,1)>>> () at kernel.cu:7\n");
+  ASSERT_TRUE(live.ok()) << live.error().message;
+  EXPECT_EQ(live->exception, "Warp Illegal Address");
+  EXPECT_EQ(live->thread, "(5,0,0)");
+  ASSERT_EQ(live->frames.size(), 1u);
+  EXPECT_EQ(live->frames[0].function, "k");
+  auto unreadable = parse_cuda_gdb_output("Failed to open GPU coredump: No such file\n");
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_NE(unreadable.error().message.find("no CUDA exception"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ptxb
