@@ -1,0 +1,113 @@
+// The fixture of the service's end-to-end tests: `ptxbench-testing serve` as a real process on
+// loopback with fake GPU workers (--test-fake-workers: each worker is `serve-worker
+// --test-fake-eval`, whose FakeTurnEvaluator logs "start TAG" per evaluation into the test's
+// folder), and the token file its clients use.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../support/child_process.h"
+#include "../support/tree_paths.h"
+#include "core/fs.h"
+#include "core/strings.h"
+#include "eval/eval_types.h"
+#include "llm/http_transport.h"
+
+namespace ptxb {
+
+using testing::spawn_process;
+using testing::wait_for_exit;
+using testing::wait_until;
+
+constexpr const char* kAliceToken = "alice-token-0123456789";
+constexpr const char* kBobToken = "bob-token-0123456789ab";
+constexpr const char* kCarolToken = "carol-token-0123456789";
+constexpr const char* kSlowToken = "slow-token-0123456789a";
+
+// PIDs of the processes whose command line contains `needle` (the test's unique folder).
+inline std::vector<pid_t> pids_with(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (cmdline.find(needle) != std::string::npos && std::stoi(name) != ::getpid())
+      out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+class ServeE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = *make_temp_directory("ptxb-serve-e2e");
+    // Rates above what the tests send: the default client limit (200 requests/s) would turn
+    // the many-client test into a test of Retry-After sleeps.
+    constexpr const char* kFast = " rate=100000 burst=100000";
+    std::ofstream(dir_ + "/tokens")
+        << "alice " << kAliceToken << kFast << "\nbob " << kBobToken << kFast << "\ncarol "
+        << kCarolToken << kFast << "\nslow " << kSlowToken << " rate=1 burst=2\n";
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      wait_for_exit(pid_, std::chrono::seconds(10));
+    }
+    remove_tree(dir_);
+  }
+  // Starts the service; returns its base URL.
+  std::string start(int workers, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {
+        tree::testing_cli(), "serve",    "--listen",       "127.0.0.1:0",         "--db",
+        dir_ + "/jobs.db",   "--tokens", dir_ + "/tokens", "--test-fake-workers", dir_};
+    std::string gpus;
+    for (int i = 0; i < workers; ++i) gpus += (i ? "," : "") + std::to_string(i);
+    argv.insert(argv.end(), {"--gpus", gpus});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const std::string out = dir_ + "/serve.out." + std::to_string(++starts_);
+    pid_ = spawn_process(argv, {"PATH=/usr/bin:/bin"}, out, dir_ + "/serve.err");
+    std::string url;
+    EXPECT_TRUE(wait_until(
+        [&] {
+          auto text = read_file(out, 1 << 16);
+          if (!text.ok()) return false;
+          const auto at = text->find("http://");
+          if (at == std::string::npos) return false;
+          url = trim(text->substr(at, text->find(' ', at) - at));
+          return true;
+        },
+        std::chrono::seconds(20)))
+        << *read_file(dir_ + "/serve.err", 1 << 16);
+    return url;
+  }
+  EvalRequest request(const std::string& directive) {
+    EvalRequest r;
+    r.task = "gemm_n7168_k5120";
+    r.source = "// ptxbench-fake-eval: " + directive + "\nvoid run() {}\n";
+    return r;
+  }
+  std::map<std::string, int> evaluations() {
+    std::map<std::string, int> count;
+    auto log = read_file(dir_ + "/evals.log", 64 << 20);
+    if (log.ok())
+      for (const auto& line : split_lines(*log))
+        if (line.rfind("start ", 0) == 0 && line != "start -")
+          ++count[line.substr(6)];  // - : canary
+    return count;
+  }
+
+  std::string dir_;
+  pid_t pid_ = -1;
+  int starts_ = 0;
+  CurlHttpTransport transport_;
+};
+
+}  // namespace ptxb
