@@ -27,6 +27,15 @@ class TurnEvaluator {
   // An Error is an infrastructure failure (the turn is cut off and redone on resume); anything
   // about the kernel is a status inside the result.
   virtual Result<EvalResult> evaluate(const EvalRequest& request) = 0;
+  // One attempt of one turn. `turn_key` names that attempt uniquely and stably (trajectory,
+  // turn, attempt), so an evaluator that hands the request to a service can make the hand-over
+  // idempotent: a resumed run or a fail-over finds the evaluation again instead of repeating it
+  // (service/remote_evaluator.h). In-process evaluators ignore it.
+  virtual Result<EvalResult> evaluate_turn(const EvalRequest& request,
+                                           const std::string& turn_key) {
+    (void)turn_key;
+    return evaluate(request);
+  }
 };
 
 class PipelineTurnEvaluator final : public TurnEvaluator {

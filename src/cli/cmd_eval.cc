@@ -1,19 +1,28 @@
 // `ptxbench eval KERNEL.cu --task NAME [--json] [--trace-out FILE.jsonl] [--sanitize]
 //                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
-//                [--unsafe-no-sandbox]`
+//                [--unsafe-no-sandbox] [--remote URL[,URL...]]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
-// compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md).
+// compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md). With
+// --remote the same request goes to an evaluation service (`ptxbench serve`, docs/service.md)
+// instead, with the bearer token from PTXBENCH_SERVICE_TOKEN.
 // Exit codes: 0 PASSED, 1 the candidate failed (any other status), 3 incomplete (no GPU here:
 // compile and static analysis ran, GPU stages skipped), 2 usage error.
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
 #include <iostream>
 
 #include "cli/command.h"
 #include "compile/compile_types.h"
 #include "core/fs.h"
+#include "core/sha256.h"
+#include "core/strings.h"
 #include "eval/eval_pipeline.h"
 #include "eval/feedback.h"
+#include "llm/http_transport.h"
+#include "service/remote_evaluator.h"
 
 namespace ptxb::cli {
 namespace {
@@ -31,7 +40,24 @@ struct EvalFlags {
   bool no_ncu = false;
   bool feedback = false;
   bool unsafe_no_sandbox = false;
+  std::vector<std::string> remote;
 };
+
+// The evaluation through `ptxbench serve` (one or several, least loaded first). A nonce in the
+// idempotency key: running the same command twice evaluates twice, as a local eval does, while
+// a retry inside this one command finds its job again.
+Result<EvalResult> evaluate_remotely(const EvalRequest& request,
+                                     const std::vector<std::string>& urls) {
+  service::RemoteEvaluatorOptions options;
+  options.urls = urls;
+  if (const char* token = std::getenv("PTXBENCH_SERVICE_TOKEN")) options.token = token;
+  options.key_prefix = sha256_hex(fmt::format(
+      "eval {} {}", ::getpid(), std::chrono::system_clock::now().time_since_epoch().count()));
+  CurlHttpTransport transport;
+  service::SystemClock clock;
+  service::RemoteEvaluator evaluator(transport, options, clock);
+  return evaluator.evaluate(request);
+}
 
 Status append_traces(const std::string& path, const EvalResult& result, const Task& task,
                      const std::string& solution) {
@@ -73,9 +99,16 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
             ->check(CLI::Range(0, 100));
         app.add_flag("--feedback", flags->feedback,
                      "Print the feedback text a model would get instead of the table");
-        app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
-                     "Run the candidate without the sandbox (recorded in the result and the "
-                     "feedback; for debugging the harness only)");
+        auto* unsafe =
+            app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
+                         "Run the candidate without the sandbox (recorded in the result and the "
+                         "feedback; for debugging the harness only)");
+        app.add_option("--remote", flags->remote,
+                       "Evaluate on this `ptxbench serve` instead of here (several, comma-"
+                       "separated: the least loaded, with fail-over); token from "
+                       "PTXBENCH_SERVICE_TOKEN")
+            ->delimiter(',')
+            ->excludes(unsafe);
         auto adjust_options = install(extension, app);
         return [flags, adjust_options, &globals]() -> Result<int> {
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
@@ -93,9 +126,18 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.trials = flags->trials;
           request.options.unsafe_no_sandbox = flags->unsafe_no_sandbox;
           adjust_options(request.options);
+          if (!flags->remote.empty() &&
+              (request.options.unsafe_no_sandbox || request.options.disable_static_checks ||
+               request.options.reference_as_candidate))
+            return make_error("usage",
+                              "--remote: a service never runs an unsandboxed or unchecked "
+                              "evaluation");
           SystemProcessRunner processes;
-          PTXB_ASSIGN_OR_RETURN(EvalResult result, evaluate(request, registry, globals.tasks_dirs,
-                                                            EvalTools::discover(), processes));
+          PTXB_ASSIGN_OR_RETURN(EvalResult result,
+                                flags->remote.empty()
+                                    ? evaluate(request, registry, globals.tasks_dirs,
+                                               EvalTools::discover(), processes)
+                                    : evaluate_remotely(request, flags->remote));
           if (!flags->trace_out.empty())
             PTXB_RETURN_IF_ERROR(
                 append_traces(flags->trace_out, result, *task, flags->kernel_path));

@@ -1,8 +1,9 @@
 // `ptxbench run [--config EXP.json] [--model M]... [--suite S | --task T...] [--variants A,B]
-//               [--trajectories N] [--turns T] [--out DIR]`
+//               [--trajectories N] [--turns T] [--out DIR] [--evaluator URL[,URL...]]`
 // Runs MiniPTXAgent over models × tasks × prompt variants × trajectories into a run directory
 // (docs/agent.md), resuming it when DIR already holds the same experiment. Progress goes to
-// stderr, the summary table to stdout.
+// stderr, the summary table to stdout. With --evaluator every turn is judged by evaluation
+// services (`ptxbench serve`, docs/service.md) instead of here.
 // Exit codes: 0 every trajectory finished; 1 some stopped on model/evaluation failures (run the
 // same command again to resume them) or an error; 3 finished, but GPU stages were skipped (no
 // GPU here: those turns are INFRA_ERROR, like `ptxbench eval`'s exit 3); 2 usage error.
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "agent/experiment.h"
@@ -22,6 +24,7 @@
 #include "core/strings.h"
 #include "llm/http_transport.h"
 #include "llm/model_factory.h"
+#include "service/remote_evaluator.h"
 
 namespace ptxb::cli {
 namespace {
@@ -35,6 +38,7 @@ struct RunFlags {
   int trajectories = 0;  // 0: not given
   int turns = 0;
   std::string out;
+  std::vector<std::string> evaluators;  // service URLs
 };
 
 // The experiment: --config (or the run directory's saved one when only --out is given), then
@@ -132,6 +136,18 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
       "run directory: {} ({})\nplan: {} model(s), {} trajectories × {} turns\n", out,
       resumed ? "resuming" : "new", config.models.size(), plan.trajectories.size(), config.turns);
 
+  std::unique_ptr<service::RemoteEvaluator> remote;
+  service::SystemClock clock;
+  if (!flags.evaluators.empty()) {
+    service::RemoteEvaluatorOptions options;
+    options.urls = flags.evaluators;
+    if (const char* token = std::getenv("PTXBENCH_SERVICE_TOKEN")) options.token = token;
+    // The run's identity in every idempotency key: this run directory, resumed or not, finds
+    // its turns again; another run of the same experiment is evaluated on its own.
+    std::error_code ec;
+    options.key_prefix = "run " + std::filesystem::absolute(out, ec).lexically_normal().string();
+    remote = std::make_unique<service::RemoteEvaluator>(transport, options, clock);
+  }
   EvaluatorFactory make_evaluator = [&](const std::string& devices) {
     return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs,
                                                    EvalTools::discover(), devices);
@@ -139,9 +155,20 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
   adjust_evaluators(make_evaluator);
   std::vector<std::unique_ptr<TurnEvaluator>> evaluators;
   std::vector<TurnEvaluator*> slots;
-  for (const auto& devices : slot_devices(config.concurrency.gpu)) {
-    evaluators.push_back(make_evaluator(devices));
-    slots.push_back(evaluators.back().get());
+  if (remote) {
+    // As many turns in flight as the services have serving GPUs (at least concurrency.gpu):
+    // each service queues and times them one per GPU.
+    const int capacity = remote->capacity();
+    if (capacity <= 0)
+      std::cerr << "ptxbench: warning: no evaluation service answered with a serving GPU "
+                   "worker yet; turns wait for one\n";
+    for (int i = 0; i < std::max(config.concurrency.gpu, capacity); ++i)
+      slots.push_back(remote.get());
+  } else {
+    for (const auto& devices : slot_devices(config.concurrency.gpu)) {
+      evaluators.push_back(make_evaluator(devices));
+      slots.push_back(evaluators.back().get());
+    }
   }
   EvaluatorPool pool(slots);
   ExperimentServices services{registry, packs, models, pool, progress};
@@ -196,6 +223,11 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
         app.add_option("--out", flags->out,
                        "Run directory (default runs/<UTC time>); an existing one with the "
                        "same experiment is resumed");
+        app.add_option("--evaluator", flags->evaluators,
+                       "Judge turns on these `ptxbench serve` services (comma-separated: the "
+                       "least loaded, with fail-over) instead of here; token from "
+                       "PTXBENCH_SERVICE_TOKEN")
+            ->delimiter(',');
         app.footer(
             "Examples:\n"
             "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"
@@ -212,6 +244,9 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
             "  # resume an interrupted run: the same command again, or only its directory\n"
             "  ptxbench run --out runs/paper\n"
             "  ptxbench report runs/paper   # the paper's metrics\n"
+            "  # turns judged by evaluation services (least loaded first, fail-over)\n"
+            "  ptxbench run --model replay --suite paper-h100 --evaluator "
+            "http://gpu1:8470,http://gpu2:8470 --out runs/remote\n"
             "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
             "3 GPU stages skipped (no GPU); 2 usage.");
         auto adjust_evaluators = install(extension, app);

@@ -259,6 +259,13 @@ Result<std::vector<Job>> EvalService::list(const JobFilter& filter) {
   return store_.list(f);
 }
 
+Result<std::optional<Job>> EvalService::find_by_key(const std::string& owner,
+                                                    const std::string& key) {
+  if (key.empty() || key.size() > 200)
+    return make_error("invalid", "idempotency_key: expected 1 to 200 characters");
+  return store_.find_by_key(owner, key);
+}
+
 bool EvalService::finish(std::int64_t id, JobState state, const std::string& reason,
                          const std::string& verdict, const std::string& result_json,
                          double queued_at, double started_at) {

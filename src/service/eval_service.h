@@ -102,6 +102,9 @@ class EvalService {
   Result<std::string> result(const std::string& owner, std::int64_t id);  // EvalResult JSON
   Result<Job> cancel(const std::string& owner, std::int64_t id);
   Result<std::vector<Job>> list(const JobFilter& filter);
+  // The owner's job submitted with idempotency key `key`, if any (a client that lost track of
+  // where it submitted a turn finds it again before it submits anywhere else).
+  Result<std::optional<Job>> find_by_key(const std::string& owner, const std::string& key);
 
   Json health();
   std::string metrics_text();

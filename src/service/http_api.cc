@@ -221,6 +221,15 @@ void HttpApi::install_routes() {
                   send_json(res, outcome->created ? 202 : 200, body);
                 }));
   server_->Get("/v1/jobs", guarded([this](const Request& req, Response& res, const Client& client) {
+                 if (req.has_param("idempotency_key")) {
+                   auto found =
+                       service_.find_by_key(client.name, req.get_param_value("idempotency_key"));
+                   if (!found.ok())
+                     return send_error(res, found.error().code, found.error().message);
+                   Json out = Json::array();
+                   if (*found) out.push_back((*found)->to_json());
+                   return send_json(res, 200, Json{{"jobs", out}});
+                 }
                  JobFilter filter;
                  filter.owner = client.name;
                  if (req.has_param("state")) {

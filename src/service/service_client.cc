@@ -98,7 +98,7 @@ Result<Json> ServiceClient::wait(const std::string& job_id, double timeout_secon
     const std::string state = job.value("state", "");
     if (state == "done" || state == "failed" || state == "cancelled") return job;
     if (left <= 0)
-      return make_error("timeout", "{}: job {} still {} after {} s", base_url_, job_id, state,
+      return make_error("job_timeout", "{}: job {} still {} after {} s", base_url_, job_id, state,
                         timeout_seconds);
   }
 }
@@ -106,6 +106,21 @@ Result<Json> ServiceClient::wait(const std::string& job_id, double timeout_secon
 Result<EvalResult> ServiceClient::result(const std::string& job_id) {
   PTXB_ASSIGN_OR_RETURN(Json json, get("/v1/jobs/" + job_id + "/result", 60));
   return EvalResult::from_json(json);
+}
+
+Result<std::optional<Json>> ServiceClient::find(const std::string& key) {
+  std::string escaped;
+  for (unsigned char c : key) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      escaped += static_cast<char>(c);
+    else
+      escaped += fmt::format("%{:02X}", c);
+  }
+  PTXB_ASSIGN_OR_RETURN(Json page, get("/v1/jobs?idempotency_key=" + escaped));
+  if (!page.contains("jobs") || !page["jobs"].is_array())
+    return make_error("http", "{}/v1/jobs: answer without a jobs list", base_url_);
+  if (page["jobs"].empty()) return std::optional<Json>();
+  return std::optional<Json>(page["jobs"][0]);
 }
 
 Result<EvalResult> ServiceClient::evaluate(const EvalRequest& request,

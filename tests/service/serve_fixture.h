@@ -45,16 +45,88 @@ inline std::vector<pid_t> pids_with(const std::string& needle) {
   return out;
 }
 
+// Rates above what the tests send: the default client limit (200 requests/s) would turn the
+// many-client tests into tests of Retry-After sleeps.
+inline void write_tokens(const std::string& dir) {
+  constexpr const char* kFast = " rate=100000 burst=100000";
+  std::ofstream(dir + "/tokens") << "alice " << kAliceToken << kFast << "\nbob " << kBobToken
+                                 << kFast << "\ncarol " << kCarolToken << kFast << "\nslow "
+                                 << kSlowToken << " rate=1 burst=2\n";
+}
+
+// Starts `ptxbench-testing serve` over `dir` (store, tokens, fake workers' log) with `workers`
+// fake GPU workers; sets `pid` and returns the base URL it prints.
+inline std::string start_serve(const std::string& dir, int workers,
+                               const std::vector<std::string>& extra, int start_number,
+                               pid_t& pid) {
+  std::vector<std::string> argv = {
+      tree::testing_cli(), "serve",    "--listen",      "127.0.0.1:0",         "--db",
+      dir + "/jobs.db",    "--tokens", dir + "/tokens", "--test-fake-workers", dir};
+  std::string gpus;
+  for (int i = 0; i < workers; ++i) gpus += (i ? "," : "") + std::to_string(i);
+  argv.insert(argv.end(), {"--gpus", gpus});
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const std::string out = dir + "/serve.out." + std::to_string(start_number);
+  pid = spawn_process(argv, {"PATH=/usr/bin:/bin"}, out, dir + "/serve.err");
+  std::string url;
+  EXPECT_TRUE(wait_until(
+      [&] {
+        auto text = read_file(out, 1 << 16);
+        if (!text.ok()) return false;
+        const auto at = text->find("http://");
+        if (at == std::string::npos) return false;
+        url = trim(text->substr(at, text->find(' ', at) - at));
+        return true;
+      },
+      std::chrono::seconds(20)))
+      << *read_file(dir + "/serve.err", 1 << 16);
+  return url;
+}
+
+// Evaluations the fake workers of the service over `dir` started, by tag ("start TAG" lines;
+// "-" is the canary or an untagged kernel).
+inline std::map<std::string, int> evaluations_in(const std::string& dir) {
+  std::map<std::string, int> count;
+  auto log = read_file(dir + "/evals.log", 64 << 20);
+  if (log.ok())
+    for (const auto& line : split_lines(*log))
+      if (line.rfind("start ", 0) == 0 && line != "start -") ++count[line.substr(6)];
+  return count;
+}
+
+// One more service for the tests that need several (fail-over, least-loaded, fronting).
+class ServeProcess {
+ public:
+  ServeProcess() : dir_(*make_temp_directory("ptxb-serve-e2e")) { write_tokens(dir_); }
+  ~ServeProcess() {
+    stop();
+    remove_tree(dir_);
+  }
+  std::string start(int workers, const std::vector<std::string>& extra = {}) {
+    url_ = start_serve(dir_, workers, extra, ++starts_, pid_);
+    return url_;
+  }
+  void stop(int signal = SIGTERM) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, signal);
+    wait_for_exit(pid_, std::chrono::seconds(10));
+    pid_ = -1;
+  }
+  std::map<std::string, int> evaluations() const { return evaluations_in(dir_); }
+  const std::string& dir() const { return dir_; }
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string dir_, url_;
+  pid_t pid_ = -1;
+  int starts_ = 0;
+};
+
 class ServeE2E : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = *make_temp_directory("ptxb-serve-e2e");
-    // Rates above what the tests send: the default client limit (200 requests/s) would turn
-    // the many-client test into a test of Retry-After sleeps.
-    constexpr const char* kFast = " rate=100000 burst=100000";
-    std::ofstream(dir_ + "/tokens")
-        << "alice " << kAliceToken << kFast << "\nbob " << kBobToken << kFast << "\ncarol "
-        << kCarolToken << kFast << "\nslow " << kSlowToken << " rate=1 burst=2\n";
+    write_tokens(dir_);
   }
   void TearDown() override {
     if (pid_ > 0) {
@@ -65,28 +137,7 @@ class ServeE2E : public ::testing::Test {
   }
   // Starts the service; returns its base URL.
   std::string start(int workers, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {
-        tree::testing_cli(), "serve",    "--listen",       "127.0.0.1:0",         "--db",
-        dir_ + "/jobs.db",   "--tokens", dir_ + "/tokens", "--test-fake-workers", dir_};
-    std::string gpus;
-    for (int i = 0; i < workers; ++i) gpus += (i ? "," : "") + std::to_string(i);
-    argv.insert(argv.end(), {"--gpus", gpus});
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    const std::string out = dir_ + "/serve.out." + std::to_string(++starts_);
-    pid_ = spawn_process(argv, {"PATH=/usr/bin:/bin"}, out, dir_ + "/serve.err");
-    std::string url;
-    EXPECT_TRUE(wait_until(
-        [&] {
-          auto text = read_file(out, 1 << 16);
-          if (!text.ok()) return false;
-          const auto at = text->find("http://");
-          if (at == std::string::npos) return false;
-          url = trim(text->substr(at, text->find(' ', at) - at));
-          return true;
-        },
-        std::chrono::seconds(20)))
-        << *read_file(dir_ + "/serve.err", 1 << 16);
-    return url;
+    return start_serve(dir_, workers, extra, ++starts_, pid_);
   }
   EvalRequest request(const std::string& directive) {
     EvalRequest r;
@@ -94,15 +145,7 @@ class ServeE2E : public ::testing::Test {
     r.source = "// ptxbench-fake-eval: " + directive + "\nvoid run() {}\n";
     return r;
   }
-  std::map<std::string, int> evaluations() {
-    std::map<std::string, int> count;
-    auto log = read_file(dir_ + "/evals.log", 64 << 20);
-    if (log.ok())
-      for (const auto& line : split_lines(*log))
-        if (line.rfind("start ", 0) == 0 && line != "start -")
-          ++count[line.substr(6)];  // - : canary
-    return count;
-  }
+  std::map<std::string, int> evaluations() { return evaluations_in(dir_); }
 
   std::string dir_;
   pid_t pid_ = -1;
