@@ -22,6 +22,7 @@
 #include "eval/eval_pipeline.h"
 #include "eval/feedback.h"
 #include "llm/http_transport.h"
+#include "service/client_compile.h"
 #include "service/remote_evaluator.h"
 
 namespace ptxb::cli {
@@ -41,15 +42,25 @@ struct EvalFlags {
   bool feedback = false;
   bool unsafe_no_sandbox = false;
   std::vector<std::string> remote;
+  bool remote_compile = false;
 };
 
 // The evaluation through `ptxbench serve` (one or several, least loaded first). A nonce in the
 // idempotency key: running the same command twice evaluates twice, as a local eval does, while
 // a retry inside this one command finds its job again.
+// Compiled here (the compile cache) and sent as kernel.so, unless `remote_compile`: then the
+// service compiles the source in its sandboxed compile stage.
 Result<EvalResult> evaluate_remotely(const EvalRequest& request,
-                                     const std::vector<std::string>& urls) {
+                                     const std::vector<std::string>& urls, bool remote_compile,
+                                     const TaskRegistry& registry,
+                                     const std::vector<std::string>& tasks_dirs) {
+  SystemProcessRunner processes;
   service::RemoteEvaluatorOptions options;
   options.urls = urls;
+  if (!remote_compile)
+    options.prepare = [&](EvalRequest& r) {
+      return service::compile_for_service(r, registry, tasks_dirs, processes);
+    };
   if (const char* token = std::getenv("PTXBENCH_SERVICE_TOKEN")) options.token = token;
   options.key_prefix = sha256_hex(fmt::format(
       "eval {} {}", ::getpid(), std::chrono::system_clock::now().time_since_epoch().count()));
@@ -109,6 +120,9 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                        "PTXBENCH_SERVICE_TOKEN")
             ->delimiter(',')
             ->excludes(unsafe);
+        app.add_flag("--remote-compile", flags->remote_compile,
+                     "With --remote: send the source and let the service compile it (default: "
+                     "compile here and send kernel.so, which the service re-checks)");
         auto adjust_options = install(extension, app);
         return [flags, adjust_options, &globals]() -> Result<int> {
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
@@ -133,11 +147,13 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                               "--remote: a service never runs an unsandboxed or unchecked "
                               "evaluation");
           SystemProcessRunner processes;
-          PTXB_ASSIGN_OR_RETURN(EvalResult result,
-                                flags->remote.empty()
-                                    ? evaluate(request, registry, globals.tasks_dirs,
-                                               EvalTools::discover(), processes)
-                                    : evaluate_remotely(request, flags->remote));
+          PTXB_ASSIGN_OR_RETURN(
+              EvalResult result,
+              flags->remote.empty()
+                  ? evaluate(request, registry, globals.tasks_dirs, EvalTools::discover(),
+                             processes)
+                  : evaluate_remotely(request, flags->remote, flags->remote_compile, registry,
+                                      globals.tasks_dirs));
           if (!flags->trace_out.empty())
             PTXB_RETURN_IF_ERROR(
                 append_traces(flags->trace_out, result, *task, flags->kernel_path));

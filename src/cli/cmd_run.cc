@@ -24,6 +24,7 @@
 #include "core/strings.h"
 #include "llm/http_transport.h"
 #include "llm/model_factory.h"
+#include "service/client_compile.h"
 #include "service/remote_evaluator.h"
 
 namespace ptxb::cli {
@@ -39,6 +40,7 @@ struct RunFlags {
   int turns = 0;
   std::string out;
   std::vector<std::string> evaluators;  // service URLs
+  bool remote_compile = false;
 };
 
 // The experiment: --config (or the run directory's saved one when only --out is given), then
@@ -138,6 +140,7 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
 
   std::unique_ptr<service::RemoteEvaluator> remote;
   service::SystemClock clock;
+  SystemProcessRunner compile_processes;
   if (!flags.evaluators.empty()) {
     service::RemoteEvaluatorOptions options;
     options.urls = flags.evaluators;
@@ -146,6 +149,11 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
     // its turns again; another run of the same experiment is evaluated on its own.
     std::error_code ec;
     options.key_prefix = "run " + std::filesystem::absolute(out, ec).lexically_normal().string();
+    // The compile split: each turn is compiled here and sent as kernel.so (re-checked there).
+    if (!flags.remote_compile)
+      options.prepare = [&](EvalRequest& r) {
+        return service::compile_for_service(r, registry, globals.tasks_dirs, compile_processes);
+      };
     remote = std::make_unique<service::RemoteEvaluator>(transport, options, clock);
   }
   EvaluatorFactory make_evaluator = [&](const std::string& devices) {
@@ -228,6 +236,9 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
                        "least loaded, with fail-over) instead of here; token from "
                        "PTXBENCH_SERVICE_TOKEN")
             ->delimiter(',');
+        app.add_flag("--remote-compile", flags->remote_compile,
+                     "With --evaluator: send sources and let the services compile them "
+                     "(default: compile here and send kernel.so, which they re-check)");
         app.footer(
             "Examples:\n"
             "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"

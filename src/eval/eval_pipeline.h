@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/compile_types.h"
 #include "compile/toolchain.h"
 #include "core/process.h"
 #include "eval/eval_types.h"
@@ -34,6 +35,10 @@ struct EvalTools {
 // reference and candidate timing (2 × 15 s budgets plus per-call limits) + ncu (120 s), rounded
 // up; a supervisor still running after it is killed and the evaluation is an INFRA_ERROR.
 inline constexpr double kSupervisorTimeoutSeconds = 900.0;
+
+// The compile request evaluate() builds for `request` on `task` (options from the request, the
+// task's `run` signature); a client that compiles for a service builds the same one.
+CompileRequest make_compile_request(const EvalRequest& request, const Task& task);
 
 // Runs the evaluation. Errors only for what the caller got wrong (unknown task, unreadable
 // tools); everything about the candidate is a status in the result.

@@ -62,6 +62,9 @@ struct SubmitRequest {
   std::string source_name = "kernel.cu";
   Json options = Json::object();  // EvalOptions fields
   std::string idempotency_key;
+  // The compile split: {"shared_object", "ptx", "nvcc_version"}, a client-built kernel.so and
+  // its PTX by SHA-256 (uploaded like the source); null: the service compiles the source.
+  Json prebuilt = nullptr;
 
   // Strict: unknown fields are errors (code "invalid"), so a typo is never ignored.
   static Result<SubmitRequest> from_json(const Json& json);

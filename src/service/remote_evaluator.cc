@@ -91,9 +91,15 @@ Result<EvalResult> RemoteEvaluator::evaluate(const EvalRequest& request) {
   return evaluate_turn(request, "");
 }
 
-Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request,
+Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request_in,
                                                   const std::string& turn_key) {
-  const std::string key = idempotency_key(options_.key_prefix, turn_key, request);
+  // The key names the turn as the agent asked for it, before the local compile.
+  const std::string key = idempotency_key(options_.key_prefix, turn_key, request_in);
+  EvalRequest request = request_in;
+  if (options_.prepare) {
+    PTXB_ASSIGN_OR_RETURN(std::optional<EvalResult> local, options_.prepare(request));
+    if (local) return std::move(*local);
+  }
   std::string last_error = "no evaluation service was asked";
   double pause = options_.retry_pause_seconds;
   for (int round = 0; round < options_.max_rounds; ++round) {
@@ -141,8 +147,9 @@ Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request,
       }
       const int chosen = pick_least_loaded(loads, rotation);
       if (chosen < 0) {
-        last_error =
-            "no reachable evaluation service has a serving GPU worker (" + last_error + ")";
+        if (last_error.rfind("no reachable", 0) != 0)
+          last_error = "no reachable evaluation service has a serving GPU worker (last error: " +
+                       last_error + ")";
         continue;
       }
       auto job = endpoints_[static_cast<std::size_t>(chosen)].client->submit(request, key);

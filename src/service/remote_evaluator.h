@@ -10,8 +10,10 @@
 // fails over to another one with the same key.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,10 @@ struct RemoteEvaluatorOptions {
   // Hand-overs of one turn (to another service, or the same one again) before giving up.
   int max_rounds = 6;
   double retry_pause_seconds = 1;  // before the second round, doubling up to 10 s
+  // The client's half of the compile split (service/client_compile.h), run once per turn before
+  // anything is sent: it sets request.prebuilt, or returns the verdict itself (a kernel that does
+  // not compile needs no GPU). Unset: the service compiles the source.
+  std::function<Result<std::optional<EvalResult>>(EvalRequest&)> prepare;
 };
 
 class RemoteEvaluator final : public TurnEvaluator {

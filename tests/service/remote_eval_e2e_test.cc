@@ -23,29 +23,6 @@ int all_evaluations(const ServeProcess& service) {
   return n;
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-CliRun run_cli(const std::string& dir, const std::vector<std::string>& args,
-               const std::string& token = kAliceToken) {
-  std::vector<std::string> argv = {tree::cli()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir};
-  if (!token.empty()) env.push_back("PTXBENCH_SERVICE_TOKEN=" + token);
-  const pid_t pid = spawn_process(argv, env, dir + "/cli.out", dir + "/cli.err");
-  CliRun run;
-  run.exit_code = wait_for_exit(pid, std::chrono::seconds(120));
-  auto text = [](const std::string& path) {
-    auto r = read_file(path, 16 << 20);
-    return r.ok() ? *r : std::string();
-  };
-  run.out = text(dir + "/cli.out");
-  run.err = text(dir + "/cli.err");
-  return run;
-}
-
 EvalRequest fake_request(const std::string& directive) {
   EvalRequest r;
   r.task = "gemm_n7168_k5120";
@@ -64,7 +41,7 @@ TEST(RemoteE2E, EvalRemoteGivesTheServicesVerdictAndExitCode) {
           .ok());
 
   CliRun run = run_cli(dir, {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote",
-                             url, "--json", "--seed", "7"});
+                             url, "--remote-compile", "--json", "--seed", "7"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto json = parse_json(run.out, "eval --json");
   ASSERT_TRUE(json.ok()) << run.out;
@@ -74,16 +51,21 @@ TEST(RemoteE2E, EvalRemoteGivesTheServicesVerdictAndExitCode) {
   EXPECT_DOUBLE_EQ((*json)["workloads"][0]["speedup"].get<double>(), 1.25);
   EXPECT_FALSE((*json)["traces"].empty());
 
-  run = run_cli(dir, {"eval", dir + "/bad.cu", "--task", "gemm_n7168_k5120", "--remote", url});
+  run = run_cli(dir, {"eval", dir + "/bad.cu", "--task", "gemm_n7168_k5120", "--remote", url,
+                      "--remote-compile"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.out.find("COMPILE_ERROR"), std::string::npos) << run.out;
 
   // Twice the same command: evaluated twice (a nonce in the key), as a local eval would be.
-  run = run_cli(dir, {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote", url});
+  run = run_cli(dir, {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote", url,
+                      "--remote-compile"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(service.evaluations()["p"], 2);
 
-  run = run_cli(dir, {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote", url}, "");
+  run = run_cli(
+      dir,
+      {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote", url, "--remote-compile"},
+      "");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("ptxbench: error:"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("bearer token"), std::string::npos) << run.err;
@@ -111,7 +93,8 @@ TEST(RemoteE2E, ReplayRunThroughTwoServicesEvaluatesEveryTurnOnce) {
                                          "--out",
                                          out,
                                          "--evaluator",
-                                         url_a + "," + url_b};
+                                         url_a + "," + url_b,
+                                         "--remote-compile"};
   CliRun run = run_cli(a.dir(), args);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   auto turns = read_file(out + "/turns.jsonl", 16 << 20);

@@ -54,20 +54,32 @@ inline void write_tokens(const std::string& dir) {
                                  << kSlowToken << " rate=1 burst=2\n";
 }
 
+// How a test service runs: fake workers (the default), or the real evaluation pipeline (on a
+// machine without a GPU it compiles and analyses, then reports the GPU stages skipped).
+struct ServeSetup {
+  bool fake_workers = true;
+  std::vector<std::string> global_args;  // before `serve`, e.g. --tasks-dir
+  std::vector<std::string> env;          // more KEY=VALUE for the service and its workers
+};
+
 // Starts `ptxbench-testing serve` over `dir` (store, tokens, fake workers' log) with `workers`
-// fake GPU workers; sets `pid` and returns the base URL it prints.
+// workers; sets `pid` and returns the base URL it prints.
 inline std::string start_serve(const std::string& dir, int workers,
-                               const std::vector<std::string>& extra, int start_number,
-                               pid_t& pid) {
-  std::vector<std::string> argv = {
-      tree::testing_cli(), "serve",    "--listen",      "127.0.0.1:0",         "--db",
-      dir + "/jobs.db",    "--tokens", dir + "/tokens", "--test-fake-workers", dir};
+                               const std::vector<std::string>& extra, int start_number, pid_t& pid,
+                               const ServeSetup& setup = {}) {
+  std::vector<std::string> argv = {tree::testing_cli()};
+  argv.insert(argv.end(), setup.global_args.begin(), setup.global_args.end());
+  argv.insert(argv.end(), {"serve", "--listen", "127.0.0.1:0", "--db", dir + "/jobs.db", "--tokens",
+                           dir + "/tokens"});
+  if (setup.fake_workers) argv.insert(argv.end(), {"--test-fake-workers", dir});
   std::string gpus;
   for (int i = 0; i < workers; ++i) gpus += (i ? "," : "") + std::to_string(i);
   argv.insert(argv.end(), {"--gpus", gpus});
   argv.insert(argv.end(), extra.begin(), extra.end());
   const std::string out = dir + "/serve.out." + std::to_string(start_number);
-  pid = spawn_process(argv, {"PATH=/usr/bin:/bin"}, out, dir + "/serve.err");
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  env.insert(env.end(), setup.env.begin(), setup.env.end());
+  pid = spawn_process(argv, env, out, dir + "/serve.err");
   std::string url;
   EXPECT_TRUE(wait_until(
       [&] {
@@ -102,8 +114,9 @@ class ServeProcess {
     stop();
     remove_tree(dir_);
   }
-  std::string start(int workers, const std::vector<std::string>& extra = {}) {
-    url_ = start_serve(dir_, workers, extra, ++starts_, pid_);
+  std::string start(int workers, const std::vector<std::string>& extra = {},
+                    const ServeSetup& setup = {}) {
+    url_ = start_serve(dir_, workers, extra, ++starts_, pid_, setup);
     return url_;
   }
   void stop(int signal = SIGTERM) {
@@ -121,6 +134,33 @@ class ServeProcess {
   pid_t pid_ = -1;
   int starts_ = 0;
 };
+
+// `ptxbench` (the shipped CLI) as a user runs it, with the service token in the environment;
+// output in DIR/cli.out and DIR/cli.err.
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+inline CliRun run_cli(const std::string& dir, const std::vector<std::string>& args,
+                      const std::string& token = kAliceToken,
+                      const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> argv = {tree::cli()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir};
+  if (!token.empty()) env.push_back("PTXBENCH_SERVICE_TOKEN=" + token);
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  const pid_t pid = spawn_process(argv, env, dir + "/cli.out", dir + "/cli.err");
+  CliRun run;
+  run.exit_code = wait_for_exit(pid, std::chrono::seconds(120));
+  auto text = [](const std::string& path) {
+    auto r = read_file(path, 16 << 20);
+    return r.ok() ? *r : std::string();
+  };
+  run.out = text(dir + "/cli.out");
+  run.err = text(dir + "/cli.err");
+  return run;
+}
 
 class ServeE2E : public ::testing::Test {
  protected:
