@@ -69,8 +69,7 @@ std::vector<std::size_t> RemoteEvaluator::candidates() {
   return up;
 }
 
-void RemoteEvaluator::mark_down(std::size_t index, const Error& why) {
-  (void)why;
+void RemoteEvaluator::mark_down(std::size_t index) {
   std::lock_guard<std::mutex> lock(mutex_);
   endpoints_[index].down_until = clock_.now_seconds() + options_.down_seconds;
 }
@@ -82,7 +81,7 @@ int RemoteEvaluator::capacity() {
     if (health.ok())
       serving += ServiceLoad::from_health(*health).serving;
     else
-      mark_down(i, health.error());
+      mark_down(i);
   }
   return serving;
 }
@@ -118,7 +117,7 @@ Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request_in,
       if (!found.ok()) {
         if (!is_network(found.error())) return found.error();
         last_error = found.error().message;
-        mark_down(i, found.error());
+        mark_down(i);
         continue;
       }
       if (*found && !target) {
@@ -134,7 +133,7 @@ Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request_in,
         auto health = endpoints_[i].client->health();
         if (!health.ok()) {
           last_error = health.error().message;
-          mark_down(i, health.error());
+          mark_down(i);
           loads[i].reachable = false;
           continue;
         }
@@ -156,7 +155,7 @@ Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request_in,
       if (!job.ok()) {
         if (!is_network(job.error())) return job.error();
         last_error = job.error().message;
-        mark_down(static_cast<std::size_t>(chosen), job.error());
+        mark_down(static_cast<std::size_t>(chosen));
         continue;
       }
       target = static_cast<std::size_t>(chosen);
@@ -168,7 +167,7 @@ Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request_in,
     if (!finished.ok()) {
       if (finished.error().code == "job_timeout") return finished.error();  // there, but slow
       last_error = finished.error().message;
-      mark_down(*target, finished.error());
+      mark_down(*target);
       continue;
     }
     const std::string state = finished->value("state", "");
@@ -179,7 +178,7 @@ Result<EvalResult> RemoteEvaluator::evaluate_turn(const EvalRequest& request_in,
     auto result = client.result(job_id);
     if (!result.ok() && is_network(result.error())) {
       last_error = result.error().message;
-      mark_down(*target, result.error());
+      mark_down(*target);
       continue;
     }
     return result;

@@ -80,7 +80,7 @@ class RemoteEvaluator final : public TurnEvaluator {
   };
   // Services not marked down (all of them when every one is).
   std::vector<std::size_t> candidates();
-  void mark_down(std::size_t index, const Error& why);
+  void mark_down(std::size_t index);
   bool is_network(const Error& error) const;
 
   RemoteEvaluatorOptions options_;

@@ -146,7 +146,9 @@ TEST_F(ServeE2E, KillNineAndRestartEveryJobCompletesOnce) {
     auto job = again.get("/v1/jobs/" + ids[j]);
     // Evaluated once, or twice when it was running at the kill (then re-queued: 2 attempts).
     EXPECT_EQ(n, (*job)["attempts"].get<int>()) << ids[j];
-    if (n == 2) EXPECT_NE((*job)["reason"].dump().find("service_restart"), std::string::npos);
+    if (n == 2) {
+      EXPECT_NE((*job)["reason"].dump().find("service_restart"), std::string::npos);
+    }
   }
 }
 
