@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
     std::freopen((dir + "/serve.out").c_str(), "w", stdout);
     std::freopen((dir + "/serve.err").c_str(), "w", stderr);
     ::execl(argv[1], argv[1], "serve", "--listen", "127.0.0.1:0", "--db",
-            (dir + "/jobs.db").c_str(), "--gpus", gpus.c_str(), "--test-fake-workers", dir.c_str(),
-            "--no-canary", nullptr);
+            (dir + "/jobs.db").c_str(), "--gpus", gpus.c_str(), "--tokens",
+            (dir + "/tokens").c_str(), "--test-fake-workers", dir.c_str(), "--no-canary", nullptr);
     ::_exit(127);
   }
   std::string url;

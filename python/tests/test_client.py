@@ -11,10 +11,22 @@ import tempfile
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+# From the source tree, unless tests/python/installed_client_test.sh runs them against the
+# package `pip install ./python` installed (then only that one is importable).
+INSTALLED_AT = os.environ.get("PTXB_CLIENT_INSTALLED_AT")
+if not INSTALLED_AT:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import ptxbench_client  # noqa: E402
 from ptxbench_client import Client, ServiceError  # noqa: E402
 
 CLI = os.environ.get("PTXB_TESTING_CLI")
+
+
+@unittest.skipUnless(INSTALLED_AT, "PTXB_CLIENT_INSTALLED_AT not set (source-tree run)")
+class InstalledPackageTest(unittest.TestCase):
+    def test_the_installed_package_is_the_one_imported(self):
+        where = os.path.realpath(ptxbench_client.__file__)
+        self.assertTrue(where.startswith(os.path.realpath(INSTALLED_AT) + os.sep), where)
 
 
 @unittest.skipUnless(CLI, "PTXB_TESTING_CLI not set")

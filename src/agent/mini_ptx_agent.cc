@@ -248,7 +248,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
         auto lease = services_.evaluators.acquire();
         const auto eval_start = std::chrono::steady_clock::now();
         for (eval_attempts = 1; eval_attempts <= kEvalAttempts; ++eval_attempts) {
-          result = lease->evaluator().evaluate(request);
+          result = lease->evaluator().evaluate_turn(
+              request, fmt::format("{}#{}@{}", plan.id, turn, eval_attempts));
           if (!result.ok() || result->status != PtxbStatus::kInfraError || result->gpu_skipped)
             break;
           if (eval_attempts < kEvalAttempts)

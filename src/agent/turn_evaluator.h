@@ -31,6 +31,16 @@ class TurnEvaluator {
   // it hands them to something that does, e.g. a remote service): `ptxbench run` refuses to pay
   // a model for turns that can only be compiled unless asked to (--compile-only).
   virtual std::string gpu_unavailable_reason() const { return ""; }
+
+  // One attempt of one turn. `turn_key` names that attempt uniquely and stably (trajectory,
+  // turn, attempt), so an evaluator that hands the request to a service can make the hand-over
+  // idempotent: a resumed run or a fail-over finds the evaluation again instead of repeating it
+  // (service/remote_evaluator.h). In-process evaluators ignore it.
+  virtual Result<EvalResult> evaluate_turn(const EvalRequest& request,
+                                           const std::string& turn_key) {
+    (void)turn_key;
+    return evaluate(request);
+  }
 };
 
 class PipelineTurnEvaluator final : public TurnEvaluator {

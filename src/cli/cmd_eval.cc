@@ -1,11 +1,17 @@
 // `ptxbench eval KERNEL.cu --task NAME [--json] [--trace-out FILE.jsonl] [--sanitize]
 //                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
-//                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential|paper] [--energy]`
+//                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential|paper] [--energy]
+//                [--remote URL[,URL...] [--remote-compile]]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
-// compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md).
+// compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md). With
+// --remote the same request goes to an evaluation service (`ptxbench serve`, docs/service.md)
+// instead, with the bearer token from PTXBENCH_SERVICE_TOKEN.
 // Exit codes: 0 PASSED, 1 the candidate failed (any other status), 3 incomplete (no GPU here:
 // compile and static analysis ran, GPU stages skipped), 2 usage error.
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
 #include <iostream>
 
@@ -13,8 +19,13 @@
 #include "compile/compile_types.h"
 #include "core/fs.h"
 #include "core/interrupt.h"
+#include "core/sha256.h"
+#include "core/strings.h"
 #include "eval/eval_pipeline.h"
 #include "eval/feedback.h"
+#include "llm/http_transport.h"
+#include "service/client_compile.h"
+#include "service/remote_evaluator.h"
 
 namespace ptxb::cli {
 namespace {
@@ -34,7 +45,34 @@ struct EvalFlags {
   bool unsafe_no_sandbox = false;
   std::string timing_protocol = "interleaved";
   bool energy = false;
+  std::vector<std::string> remote;
+  bool remote_compile = false;
 };
+
+// The evaluation through `ptxbench serve` (one or several, least loaded first). A nonce in the
+// idempotency key: running the same command twice evaluates twice, as a local eval does, while
+// a retry inside this one command finds its job again.
+// Compiled here (the compile cache) and sent as kernel.so, unless `remote_compile`: then the
+// service compiles the source in its sandboxed compile stage.
+Result<EvalResult> evaluate_remotely(const EvalRequest& request,
+                                     const std::vector<std::string>& urls, bool remote_compile,
+                                     const TaskRegistry& registry,
+                                     const std::vector<std::string>& tasks_dirs) {
+  SystemProcessRunner processes;
+  service::RemoteEvaluatorOptions options;
+  options.urls = urls;
+  if (!remote_compile)
+    options.prepare = [&](EvalRequest& r) {
+      return service::compile_for_service(r, registry, tasks_dirs, processes);
+    };
+  if (const char* token = std::getenv("PTXBENCH_SERVICE_TOKEN")) options.token = token;
+  options.key_prefix = sha256_hex(fmt::format(
+      "eval {} {}", ::getpid(), std::chrono::system_clock::now().time_since_epoch().count()));
+  CurlHttpTransport transport;
+  service::SystemClock clock;
+  service::RemoteEvaluator evaluator(transport, options, clock);
+  return evaluator.evaluate(request);
+}
 
 Status append_traces(const std::string& path, const EvalResult& result, const Task& task,
                      const std::string& solution) {
@@ -76,9 +114,19 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
             ->check(CLI::Range(0, 100));
         app.add_flag("--feedback", flags->feedback,
                      "Print the feedback text a model would get instead of the table");
-        app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
-                     "Run the candidate without the sandbox (recorded in the result and the "
-                     "feedback; for debugging the harness only)");
+        auto* unsafe =
+            app.add_flag("--unsafe-no-sandbox", flags->unsafe_no_sandbox,
+                         "Run the candidate without the sandbox (recorded in the result and the "
+                         "feedback; for debugging the harness only)");
+        app.add_option("--remote", flags->remote,
+                       "Evaluate on this `ptxbench serve` instead of here (several, comma-"
+                       "separated: the least loaded, with fail-over); token from "
+                       "PTXBENCH_SERVICE_TOKEN")
+            ->delimiter(',')
+            ->excludes(unsafe);
+        app.add_flag("--remote-compile", flags->remote_compile,
+                     "With --remote: send the source and let the service compile it (default: "
+                     "compile here and send kernel.so, which the service re-checks)");
         app.add_option("--timing-protocol", flags->timing_protocol,
                        "interleaved (default): reference and candidate timed in alternating "
                        "blocks in a secret order, so both see the same clock and power state; "
@@ -114,9 +162,20 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.timing.paper = flags->timing_protocol == "paper";
           request.options.energy = flags->energy;
           adjust_options(request.options);
+          if (!flags->remote.empty() &&
+              (request.options.unsafe_no_sandbox || request.options.disable_static_checks ||
+               request.options.reference_as_candidate))
+            return make_error("usage",
+                              "--remote: a service never runs an unsandboxed or unchecked "
+                              "evaluation");
           SystemProcessRunner processes;
-          PTXB_ASSIGN_OR_RETURN(EvalResult result, evaluate(request, registry, globals.tasks_dirs,
-                                                            EvalTools::discover(), processes));
+          PTXB_ASSIGN_OR_RETURN(
+              EvalResult result,
+              flags->remote.empty()
+                  ? evaluate(request, registry, globals.tasks_dirs, EvalTools::discover(),
+                             processes)
+                  : evaluate_remotely(request, flags->remote, flags->remote_compile, registry,
+                                      globals.tasks_dirs));
           if (!flags->trace_out.empty())
             PTXB_RETURN_IF_ERROR(
                 append_traces(flags->trace_out, result, *task, flags->kernel_path));

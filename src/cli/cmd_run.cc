@@ -1,8 +1,9 @@
 // `ptxbench run [--config EXP.json] [--model M]... [--suite S | --task T...] [--variants A,B]
-//               [--trajectories N] [--turns T] [--out DIR]`
+//               [--trajectories N] [--turns T] [--out DIR] [--evaluator URL[,URL...]]`
 // Runs MiniPTXAgent over models × tasks × prompt variants × trajectories into a run directory
 // (docs/agent.md), resuming it when DIR already holds the same experiment. Progress goes to
-// stderr, the summary table to stdout.
+// stderr, the summary table to stdout. With --evaluator every turn is judged by evaluation
+// services (`ptxbench serve`, docs/service.md) instead of here.
 // Exit codes: 0 every trajectory finished; 1 some stopped on model/evaluation failures (resume
 // with `ptxbench run --out DIR`) or an error; 3 finished, but GPU stages were skipped (no GPU
 // here: those turns are INFRA_ERROR, like `ptxbench eval`'s exit 3); 2 usage error; 130/143
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "agent/experiment.h"
@@ -24,6 +26,8 @@
 #include "core/strings.h"
 #include "llm/http_transport.h"
 #include "llm/model_factory.h"
+#include "service/client_compile.h"
+#include "service/remote_evaluator.h"
 
 namespace ptxb::cli {
 namespace {
@@ -38,6 +42,8 @@ struct RunFlags {
   int turns = 0;
   std::string out;
   bool compile_only = false;
+  std::vector<std::string> evaluators;  // service URLs
+  bool remote_compile = false;
 };
 
 // The experiment: --config (or the run directory's saved one when only --out is given), then
@@ -138,15 +144,47 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
   EvalTools tools = EvalTools::discover();
   if (flags.compile_only)
     tools.gpu_disabled_reason = "--compile-only: compile and static analysis only";
+  const std::string out =
+      flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
+
+  std::unique_ptr<service::RemoteEvaluator> remote;
+  service::SystemClock clock;
+  SystemProcessRunner compile_processes;
+  if (!flags.evaluators.empty()) {
+    service::RemoteEvaluatorOptions options;
+    options.urls = flags.evaluators;
+    if (const char* token = std::getenv("PTXBENCH_SERVICE_TOKEN")) options.token = token;
+    // The run's identity in every idempotency key: this run directory, resumed or not, finds
+    // its turns again; another run of the same experiment is evaluated on its own.
+    std::error_code ec;
+    options.key_prefix = "run " + std::filesystem::absolute(out, ec).lexically_normal().string();
+    // The compile split: each turn is compiled here and sent as kernel.so (re-checked there).
+    if (!flags.remote_compile)
+      options.prepare = [&](EvalRequest& r) {
+        return service::compile_for_service(r, registry, globals.tasks_dirs, compile_processes);
+      };
+    remote = std::make_unique<service::RemoteEvaluator>(transport, options, clock);
+  }
   EvaluatorFactory make_evaluator = [&](const std::string& devices) {
     return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs, tools, devices);
   };
   adjust_evaluators(make_evaluator);
   std::vector<std::unique_ptr<TurnEvaluator>> evaluators;
   std::vector<TurnEvaluator*> slots;
-  for (const auto& devices : slot_devices(config.concurrency.gpu)) {
-    evaluators.push_back(make_evaluator(devices));
-    slots.push_back(evaluators.back().get());
+  if (remote) {
+    // As many turns in flight as the services have serving GPUs (at least concurrency.gpu):
+    // each service queues and times them one per GPU.
+    const int capacity = remote->capacity();
+    if (capacity <= 0)
+      std::cerr << "ptxbench: warning: no evaluation service answered with a serving GPU "
+                   "worker yet; turns wait for one\n";
+    for (int i = 0; i < std::max(config.concurrency.gpu, capacity); ++i)
+      slots.push_back(remote.get());
+  } else {
+    for (const auto& devices : slot_devices(config.concurrency.gpu)) {
+      evaluators.push_back(make_evaluator(devices));
+      slots.push_back(evaluators.back().get());
+    }
   }
   // A model answer that can only be compiled costs the same as one that is judged: without
   // GPU stages, refuse up front unless asked (--compile-only). The replay model costs nothing
@@ -162,8 +200,6 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
                           model.name, why);
   }
 
-  const std::string out =
-      flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
   bool resumed = false;
   PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed));
   std::cerr << fmt::format(
@@ -239,6 +275,14 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
         app.add_option("--out", flags->out,
                        "Run directory (default runs/<UTC time>); an existing one with the "
                        "same experiment is resumed");
+        app.add_option("--evaluator", flags->evaluators,
+                       "Judge turns on these `ptxbench serve` services (comma-separated: the "
+                       "least loaded, with fail-over) instead of here; token from "
+                       "PTXBENCH_SERVICE_TOKEN")
+            ->delimiter(',');
+        app.add_flag("--remote-compile", flags->remote_compile,
+                     "With --evaluator: send sources and let the services compile them "
+                     "(default: compile here and send kernel.so, which they re-check)");
         app.footer(
             "Examples:\n"
             "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"
@@ -255,6 +299,9 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
             "  # resume an interrupted run: the same command again, or only its directory\n"
             "  ptxbench run --out runs/paper\n"
             "  ptxbench report runs/paper   # the paper's metrics\n"
+            "  # turns judged by evaluation services (least loaded first, fail-over)\n"
+            "  ptxbench run --model replay --suite paper-h100 --evaluator "
+            "http://gpu1:8470,http://gpu2:8470 --out runs/remote\n"
             "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
             "3 GPU stages skipped (no GPU); 2 usage; 130/143 interrupted (Ctrl-C/SIGTERM, "
             "resumable).");

@@ -34,7 +34,7 @@ struct ServeFlags {
   std::string db = "ptxbench-serve.db";
   std::string tokens;
   int threads = 128;
-  std::size_t max_upload_bytes = 1u << 20;
+  std::size_t max_upload_bytes = 16u << 20;  // a prebuilt kernel.so or its PTX
   double retention_hours = 168;
   double job_timeout = service::ServiceOptions{}.job_timeout_seconds;
   int max_attempts = 2;
@@ -155,12 +155,13 @@ CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension) {
           PTXB_RETURN_IF_ERROR(artifacts.init());
 
           ServeWorkerCommand worker_command;
-          worker_command.argv = {std::filesystem::read_symlink("/proc/self/exe").string(),
-                                 "serve-worker"};
+          // --tasks-dir is a global option: before the subcommand.
+          worker_command.argv = {std::filesystem::read_symlink("/proc/self/exe").string()};
           for (const auto& dir : globals.tasks_dirs) {
             worker_command.argv.push_back("--tasks-dir");
             worker_command.argv.push_back(dir);
           }
+          worker_command.argv.push_back("serve-worker");
           adjust_worker(worker_command);
           std::vector<std::unique_ptr<service::Worker>> workers;
           for (const auto& gpu : gpus) {

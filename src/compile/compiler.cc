@@ -155,7 +155,7 @@ Status hash_artifact_files(CompileArtifact& artifact) {
                                     artifact.shared_object, artifact.ptx_file, artifact.sass_file};
   files.insert(files.end(), artifact.cubin_files.begin(), artifact.cubin_files.end());
   for (const auto& file : files) {
-    if (!path_exists(artifact.path_of(file))) continue;
+    if (file.empty() || !path_exists(artifact.path_of(file))) continue;
     PTXB_ASSIGN_OR_RETURN(std::string bytes,
                           read_file(artifact.path_of(file), std::size_t{512} << 20));
     artifact.sha256[file] = sha256_hex(bytes);
@@ -217,6 +217,51 @@ Status analyse_binary(Pipeline& pipeline, const Toolchain& toolchain, const std:
   result.ptx_families = count_ptx_families(ptx);
   pipeline.stage("analysis", since);
   return ok_status();
+}
+
+// The undefined-symbol allow-list and the `run` contract on the linked kernel.so; true (with
+// status, reason and message set) when the binary is refused.
+Result<bool> check_binary_symbols(Pipeline& pipeline, const CompileRequest& request,
+                                  CompileResult& result) {
+  const CompileArtifact& artifact = result.artifact;
+  const auto since = Clock::now();
+  PTXB_ASSIGN_OR_RETURN(ElfDynamicSymbols symbols,
+                        read_elf_dynamic_symbols_file(artifact.path_of(artifact.shared_object)));
+  std::vector<std::string> undefined;
+  bool run_missing = false;
+  for (const auto& name : symbols.undefined_names()) {
+    if (is_mangled_run_symbol(name))
+      run_missing = true;
+    else
+      undefined.push_back(name);
+  }
+  for (auto& finding : check_undefined_symbols(undefined)) result.forbidden.push_back(finding);
+  pipeline.stage("symbol_check", since);
+  if (!result.forbidden.empty() && request.options.enforce_forbidden) {
+    result.status = CompileStatus::kForbidden;
+    result.reason = "forbidden_symbol";
+    result.message = result.forbidden.front().describe();
+    return true;
+  }
+  if (run_missing) {
+    result.status = CompileStatus::kCompileError;
+    result.reason = "missing_run";
+    // A `run` with other parameters is the usual slip: say what was found, parameter by
+    // parameter, next to what the trampoline calls.
+    std::vector<std::string> defined_runs;
+    std::string expected_mangled;
+    for (const auto& symbol : symbols.static_symbols)
+      if (symbol.function && symbol.defined && is_mangled_run_symbol(symbol.name))
+        defined_runs.push_back(symbol.name);
+    for (const auto& name : symbols.undefined_names())
+      if (is_mangled_run_symbol(name)) expected_mangled = name;
+    const std::string mismatch = describe_run_mismatch(expected_mangled, defined_runs);
+    result.message =
+        fmt::format("{} must define `{}`; {}", request.source_name, request.signature.declaration(),
+                    mismatch.empty() ? "it defines no C++ function `run`" : mismatch);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -519,43 +564,8 @@ Result<CompileResult> compile_solution_impl(const CompileRequest& request,
   }
 
   // --- undefined symbols: allow-list and the `run` contract ---
-  since = Clock::now();
-  PTXB_ASSIGN_OR_RETURN(ElfDynamicSymbols symbols,
-                        read_elf_dynamic_symbols_file(artifact.path_of(artifact.shared_object)));
-  std::vector<std::string> undefined;
-  bool run_missing = false;
-  for (const auto& name : symbols.undefined_names()) {
-    if (is_mangled_run_symbol(name))
-      run_missing = true;
-    else
-      undefined.push_back(name);
-  }
-  for (auto& finding : check_undefined_symbols(undefined)) result.forbidden.push_back(finding);
-  pipeline.stage("symbol_check", since);
-  if (!result.forbidden.empty() && options.enforce_forbidden) {
-    result.status = CompileStatus::kForbidden;
-    result.reason = "forbidden_symbol";
-    result.message = result.forbidden.front().describe();
-    return finish(std::move(result), true);
-  }
-  if (run_missing) {
-    result.status = CompileStatus::kCompileError;
-    result.reason = "missing_run";
-    // A `run` with other parameters is the usual slip: say what was found, parameter by
-    // parameter, next to what the trampoline calls.
-    std::vector<std::string> defined_runs;
-    std::string expected_mangled;
-    for (const auto& symbol : symbols.static_symbols)
-      if (symbol.function && symbol.defined && is_mangled_run_symbol(symbol.name))
-        defined_runs.push_back(symbol.name);
-    for (const auto& name : symbols.undefined_names())
-      if (is_mangled_run_symbol(name)) expected_mangled = name;
-    const std::string mismatch = describe_run_mismatch(expected_mangled, defined_runs);
-    result.message =
-        fmt::format("{} must define `{}`; {}", request.source_name, request.signature.declaration(),
-                    mismatch.empty() ? "it defines no C++ function `run`" : mismatch);
-    return finish(std::move(result), true);
-  }
+  PTXB_ASSIGN_OR_RETURN(bool refused, check_binary_symbols(pipeline, request, result));
+  if (refused) return finish(std::move(result), true);
 
   // The binary is the candidate's: a disassembler that fails or is stopped on it is a verdict.
   if (auto analysed = analyse_binary(pipeline, toolchain, dir, result); !analysed.ok())
@@ -577,6 +587,120 @@ Result<CompileResult> compile_solution_impl(const CompileRequest& request,
   return finish(std::move(result), true);
 }
 
+// Major.minor of a "13.0.88" version: the CUDA release whose runtime and cubin format a binary
+// assumes.
+std::string cuda_release(const std::string& version) {
+  const auto first = version.find('.');
+  if (first == std::string::npos) return version;
+  return version.substr(0, version.find('.', first + 1));
+}
+
+Result<CompileResult> analyse_prebuilt_impl(const CompileRequest& request,
+                                            const PrebuiltBinary& binary,
+                                            const Toolchain& toolchain) {
+  const CompileOptions& options = request.options;
+  Pipeline pipeline(request, toolchain);
+  PTXB_ASSIGN_OR_RETURN(const std::string gencode, gencode_for_arch(options.arch));
+  (void)gencode;
+  if (binary.shared_object.empty())
+    return failed(CompileStatus::kCompileError, "prebuilt_invalid",
+                  "the uploaded kernel.so is empty");
+  // The same CUDA release as this machine's: the binary links its runtime (-cudart shared) and
+  // holds cubins of that release's format; the tools here must read what it holds.
+  if (cuda_release(binary.nvcc_version) != cuda_release(toolchain.info().nvcc.version))
+    return failed(CompileStatus::kCompileError, "toolchain_mismatch",
+                  fmt::format("kernel.so was built with nvcc {}; this service has nvcc {} (the "
+                              "CUDA release must match; or let the service compile the source)",
+                              binary.nvcc_version.empty() ? "(unknown)" : binary.nvcc_version,
+                              toolchain.info().nvcc.version));
+
+  // --- cache: the analysis of these exact bytes with these tools ---
+  auto since = Clock::now();
+  const std::string key = sha256_hex(fmt::format(
+      "{}\nprebuilt\n{}\n{}\n{}\n{}\n{}\n{}", kCompileCacheFormat, sha256_hex(binary.shared_object),
+      sha256_hex(binary.ptx), sha256_hex(request.source), request.signature.declaration(),
+      options.arch, toolchain.info().fingerprint()));
+  CompileCache cache(options.cache_dir);
+  if (options.use_cache)
+    if (auto hit = cache.lookup(key)) {
+      hit->stage_ms = {{"cache_lookup", ms_since(since)}, {"total", ms_since(pipeline.start())}};
+      return std::move(*hit);
+    }
+  const bool replace_entry = path_exists(cache.entry_dir(key));
+  pipeline.stage("cache_lookup", since);
+
+  std::string launcher;
+  if (options.sandbox.enabled) {
+    PTXB_ASSIGN_OR_RETURN(launcher, compile_sandbox_launcher(options.sandbox));
+  }
+  PTXB_ASSIGN_OR_RETURN(const std::string dir, cache.make_staging_dir());
+  StagingGuard staging_guard(dir);
+  pipeline.sandbox(launcher, dir);
+  CompileResult result;
+  CompileArtifact& artifact = result.artifact;
+  artifact.directory = dir;
+  artifact.arch = options.arch;
+  artifact.source_file = request.source_name;
+  artifact.toolchain = toolchain.info();
+  artifact.abi_signature = request.signature.declaration();
+  artifact.cache_key = key;
+  artifact.ptx_file = request.source_name.substr(0, request.source_name.size() - 3) + ".ptx";
+  // No trampoline source and no commands: the client built it; only what it built is here.
+  artifact.trampoline_file.clear();
+  PTXB_RETURN_IF_ERROR(write_file_atomic(dir + "/" + request.source_name, request.source));
+  PTXB_RETURN_IF_ERROR(
+      write_file_atomic(artifact.path_of(artifact.shared_object), binary.shared_object));
+  PTXB_RETURN_IF_ERROR(write_file_atomic(artifact.path_of(artifact.ptx_file), binary.ptx));
+  PTXB_RETURN_IF_ERROR(pipeline.hand_over(dir));
+  pipeline.log() += "# prebuilt kernel.so (" + std::to_string(binary.shared_object.size()) +
+                    " bytes, nvcc " + binary.nvcc_version + "): re-checked and re-analysed here\n";
+
+  // The verdict's inputs, all from the uploaded binary: the symbol allow-list and `run`, the
+  // cubins extracted from it, its SASS. A file that is no ELF is refused here, not trusted.
+  auto symbols = check_binary_symbols(pipeline, request, result);
+  if (!symbols.ok())
+    return failed(
+        CompileStatus::kCompileError, "prebuilt_invalid",
+        "the uploaded kernel.so is not a readable shared object: " + symbols.error().message);
+  if (!*symbols) {
+    if (auto analysed = analyse_binary(pipeline, toolchain, dir, result); !analysed.ok())
+      return failed(CompileStatus::kCompileError, "analysis_failed",
+                    "the uploaded kernel.so could not be analysed: " + analysed.error().message);
+    result.status = CompileStatus::kOk;
+    result.message =
+        fmt::format("prebuilt for {}; target instructions {}", options.arch,
+                    result.sass.target_present
+                        ? "present (" + join(result.sass.qualifying_families_found, ", ") + ")"
+                        : "absent");
+  }
+  if (pipeline.sandboxed() && ::geteuid() == 0)
+    PTXB_RETURN_IF_ERROR(chown_tree(dir, ::geteuid(), ::getegid()));
+  // What a model reads: no host paths (as after a compile).
+  LogSanitizerContext shown;
+  shown.staging_dir = canonical_path(dir);
+  shown.toolkit_dirs = toolkit_dirs(toolchain.info());
+  shown.host_dirs = default_host_dirs();
+  shown.host_dirs.push_back(options.cache_dir);
+  shown.host_dirs.push_back(canonical_path(options.cache_dir));
+  const std::string log = sanitize_compile_log(pipeline.log(), shown);
+  result.log = cap_text(log, options.log_cap_bytes);
+  result.log_truncated = log.size() > options.log_cap_bytes;
+  result.message = trim(sanitize_compile_log(result.message, shown));
+  PTXB_RETURN_IF_ERROR(hash_artifact_files(result.artifact));
+  result.artifact.directory = cache.entry_dir(key);
+  result.stage_ms = pipeline.stages();
+  result.stage_ms.emplace_back("total", ms_since(pipeline.start()));
+  PTXB_RETURN_IF_ERROR(
+      write_file_atomic(dir + "/result.json", dump_pretty(compile_result_to_json(result))));
+  PTXB_ASSIGN_OR_RETURN(bool ours, cache.publish(dir, key, replace_entry));
+  staging_guard.release();
+  if (!ours) {
+    if (auto winner = cache.lookup(key)) return std::move(*winner);
+    return make_error("io", "{}: cache entry vanished while publishing", cache.entry_dir(key));
+  }
+  return result;
+}
+
 }  // namespace
 
 Result<CompileResult> compile_solution(const CompileRequest& request, const Toolchain& toolchain) {
@@ -585,6 +709,15 @@ Result<CompileResult> compile_solution(const CompileRequest& request, const Tool
     return compile_solution_impl(request, toolchain);
   } catch (const std::exception& e) {
     return make_error("internal", "compile_solution: {}", e.what());
+  }
+}
+
+Result<CompileResult> analyse_prebuilt(const CompileRequest& request, const PrebuiltBinary& binary,
+                                       const Toolchain& toolchain) {
+  try {
+    return analyse_prebuilt_impl(request, binary, toolchain);
+  } catch (const std::exception& e) {
+    return make_error("internal", "analyse_prebuilt: {}", e.what());
   }
 }
 

@@ -34,4 +34,19 @@ std::vector<SourceDiagnostic> parse_source_diagnostics(std::string_view log);
 // that crashed. A bad candidate is a successful call with status COMPILE_ERROR or FORBIDDEN.
 Result<CompileResult> compile_solution(const CompileRequest& request, const Toolchain& toolchain);
 
+// The service's half of the compile split (docs/service.md "Compile split"): a kernel.so (and
+// its PTX) built by a client. Nothing the client said about it is used: the binary must come from
+// this machine's CUDA release; the undefined-symbol allow-list and the `run` contract, the cubin
+// extraction and the SASS analysis run here on the uploaded bytes, exactly as after a compile
+// (same code). The header allow-list is a check of the preprocessed source and cannot be re-run
+// without compiling: for a binary, the symbol allow-list is what keeps libraries out. The result
+// is cached like a compile (key: the bytes, the source, the signature, the tools).
+struct PrebuiltBinary {
+  std::string shared_object;  // kernel.so bytes
+  std::string ptx;            // kernel.ptx text (the static analysis reads its .entry lines)
+  std::string nvcc_version;   // of the toolchain that built it, "13.0.88"
+};
+Result<CompileResult> analyse_prebuilt(const CompileRequest& request, const PrebuiltBinary& binary,
+                                       const Toolchain& toolchain);
+
 }  // namespace ptxb

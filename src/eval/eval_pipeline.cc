@@ -7,6 +7,7 @@
 #include "compile/compiler.h"
 #include "core/fs.h"
 #include "core/install_layout.h"
+#include "core/sha256.h"
 #include "core/strings.h"
 #include "core/version.h"
 #include "env/gpu_probe.h"
@@ -33,6 +34,24 @@ PtxbStatus compile_status_to_ptxb(CompileStatus status) {
       break;
   }
   return PtxbStatus::kCompileError;
+}
+
+// The compile split's binary: its files must hash to what the request names (the service
+// checked them on upload; this is the worker reading them back), then analyse_prebuilt.
+Result<CompileResult> analyse_prebuilt_files(const CompileRequest& request,
+                                             const PrebuiltFiles& files,
+                                             const Toolchain& toolchain) {
+  // kernel.so files of real kernels are a few MiB; this bounds a hostile upload.
+  constexpr std::size_t kMaxBinaryBytes = std::size_t{256} << 20;
+  PrebuiltBinary binary;
+  binary.nvcc_version = files.nvcc_version;
+  PTXB_ASSIGN_OR_RETURN(binary.shared_object, read_file(files.shared_object_path, kMaxBinaryBytes));
+  PTXB_ASSIGN_OR_RETURN(binary.ptx, read_file(files.ptx_path, kMaxBinaryBytes));
+  if (sha256_hex(binary.shared_object) != files.shared_object_sha256 ||
+      sha256_hex(binary.ptx) != files.ptx_sha256)
+    return make_error("integrity", "{}: the prebuilt files do not hash to their names",
+                      files.shared_object_path);
+  return analyse_prebuilt(request, binary, toolchain);
 }
 
 }  // namespace
@@ -71,6 +90,19 @@ Json EvalTools::to_json() const {
               {"sandbox", sandbox_path}};
 }
 
+CompileRequest make_compile_request(const EvalRequest& request, const Task& task) {
+  CompileRequest compile_request;
+  compile_request.options = CompileOptions::defaults();
+  compile_request.options.arch = request.arch.empty() ? task.arch : request.arch;
+  compile_request.options.enforce_forbidden = !request.options.disable_static_checks;
+  // The one escape from the sandbox covers the compile's tools too (recorded in the trace).
+  compile_request.options.sandbox.enabled = !request.options.unsafe_no_sandbox;
+  compile_request.source = request.source;
+  compile_request.source_name = request.source_name;
+  compile_request.signature = make_run_signature(task.definition);
+  return compile_request;
+}
+
 Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& registry,
                             const std::vector<std::string>& tasks_dirs, const EvalTools& tools,
                             ProcessRunner& processes) {
@@ -83,17 +115,12 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
 
   // ---- compile (trusted process; no candidate code runs) ----
   const auto compile_start = std::chrono::steady_clock::now();
-  CompileRequest compile_request;
-  compile_request.options = CompileOptions::defaults();
-  compile_request.options.arch = result.arch;
-  compile_request.options.enforce_forbidden = !request.options.disable_static_checks;
-  // The one escape from the sandbox covers the compile's tools too (recorded in the trace).
-  compile_request.options.sandbox.enabled = !request.options.unsafe_no_sandbox;
-  compile_request.source = request.source;
-  compile_request.source_name = request.source_name;
-  compile_request.signature = make_run_signature(task->definition);
+  const CompileRequest compile_request = make_compile_request(request, *task);
   PTXB_ASSIGN_OR_RETURN(Toolchain toolchain, Toolchain::discover(processes));
-  PTXB_ASSIGN_OR_RETURN(CompileResult compiled, compile_solution(compile_request, toolchain));
+  PTXB_ASSIGN_OR_RETURN(CompileResult compiled,
+                        request.prebuilt
+                            ? analyse_prebuilt_files(compile_request, *request.prebuilt, toolchain)
+                            : compile_solution(compile_request, toolchain));
   result.stage_ms.emplace_back("compile", std::chrono::duration<double, std::milli>(
                                               std::chrono::steady_clock::now() - compile_start)
                                               .count());

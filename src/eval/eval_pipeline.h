@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/compile_types.h"
 #include "compile/toolchain.h"
 #include "core/process.h"
 #include "eval/eval_types.h"
@@ -41,6 +42,10 @@ inline constexpr double kSupervisorTimeoutSeconds = 900.0;
 // Why the GPU stages of an evaluation with `tools` for `arch` would be skipped here ("" when
 // they would run): disabled, no GPU, no supervisor, an architecture this build cannot run.
 std::string gpu_stages_unavailable(const EvalTools& tools, const std::string& arch = "sm_90a");
+
+// The compile request evaluate() builds for `request` on `task` (options from the request, the
+// task's `run` signature); a client that compiles for a service builds the same one.
+CompileRequest make_compile_request(const EvalRequest& request, const Task& task);
 
 // Runs the evaluation. Errors only for what the caller got wrong (unknown task, unreadable
 // tools); everything about the candidate is a status in the result.

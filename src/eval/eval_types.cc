@@ -107,12 +107,34 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   return o;
 }
 
+Json PrebuiltFiles::to_json() const {
+  return Json{{"shared_object_path", shared_object_path},
+              {"shared_object_sha256", shared_object_sha256},
+              {"ptx_path", ptx_path},
+              {"ptx_sha256", ptx_sha256},
+              {"nvcc_version", nvcc_version}};
+}
+
+Result<PrebuiltFiles> PrebuiltFiles::from_json(const Json& json) {
+  PrebuiltFiles p;
+  FieldReader fields(json, "$.prebuilt");
+  fields.required("shared_object_path", p.shared_object_path)
+      .required("shared_object_sha256", p.shared_object_sha256)
+      .required("ptx_path", p.ptx_path)
+      .required("ptx_sha256", p.ptx_sha256)
+      .required("nvcc_version", p.nvcc_version);
+  PTXB_RETURN_IF_ERROR(fields.status());
+  return p;
+}
+
 Json EvalRequest::to_json() const {
-  return Json{{"task", task},
-              {"arch", arch},
-              {"source_name", source_name},
-              {"source", source},
-              {"options", options.to_json()}};
+  Json j{{"task", task},
+         {"arch", arch},
+         {"source_name", source_name},
+         {"source", source},
+         {"options", options.to_json()}};
+  if (prebuilt) j["prebuilt"] = prebuilt->to_json();
+  return j;
 }
 
 Result<EvalRequest> EvalRequest::from_json(const Json& json) {
@@ -123,6 +145,10 @@ Result<EvalRequest> EvalRequest::from_json(const Json& json) {
   fields.optional("arch", r.arch).optional("source_name", r.source_name);
   fields.optional("options", r.options);
   PTXB_RETURN_IF_ERROR(fields.status());
+  if (json.contains("prebuilt") && !json["prebuilt"].is_null()) {
+    PTXB_ASSIGN_OR_RETURN(PrebuiltFiles prebuilt, PrebuiltFiles::from_json(json["prebuilt"]));
+    r.prebuilt = std::move(prebuilt);
+  }
   return r;
 }
 

@@ -58,12 +58,26 @@ struct EvalOptions {
   static Result<EvalOptions> from_json(const Json& json);
 };
 
+// A kernel.so and its PTX built elsewhere (the compile split, docs/service.md): files on this
+// host, each with the SHA-256 it must have, and the nvcc version that built them.
+struct PrebuiltFiles {
+  std::string shared_object_path, shared_object_sha256;
+  std::string ptx_path, ptx_sha256;
+  std::string nvcc_version;
+
+  Json to_json() const;
+  static Result<PrebuiltFiles> from_json(const Json& json);
+};
+
 struct EvalRequest {
   std::string task;
   std::string arch;  // empty: the task's
   std::string source_name = "kernel.cu";
   std::string source;
   EvalOptions options;
+  // Set: evaluate() checks the files' hashes and re-runs the binary's checks and analysis
+  // (compile/compiler.h analyse_prebuilt) instead of compiling `source`, which stays the record.
+  std::optional<PrebuiltFiles> prebuilt;
 
   Json to_json() const;
   static Result<EvalRequest> from_json(const Json& json);

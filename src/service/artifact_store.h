@@ -32,9 +32,10 @@ class ArtifactStore {
   int remove_unreferenced(const std::set<std::string>& keep, double older_than_seconds);
 
   std::size_t max_bytes() const { return max_bytes_; }
+  // Where the artifact lies (a worker on this host reads a prebuilt binary from there).
+  std::string path_of(const std::string& sha256) const;
 
  private:
-  std::string path_of(const std::string& sha256) const;
   std::string directory_;
   std::size_t max_bytes_;
 };

@@ -20,14 +20,14 @@ bool valid_source_name(const std::string& name) {
 }  // namespace
 
 Result<SubmitRequest> SubmitRequest::from_json(const Json& json) {
-  static const std::set<std::string> kFields = {"operation", "task",    "arch",
-                                                "artifact",  "options", "idempotency_key"};
+  static const std::set<std::string> kFields = {
+      "operation", "task", "arch", "artifact", "options", "prebuilt", "idempotency_key"};
   if (!json.is_object()) return make_error("invalid", "$: expected an object");
   for (const auto& [key, value] : json.items())
     if (!kFields.count(key))
       return make_error("invalid",
                         "$.{}: unknown field (operation, task, arch, artifact, "
-                        "options, idempotency_key)",
+                        "options, prebuilt, idempotency_key)",
                         key);
   SubmitRequest r;
   Json artifact;
@@ -41,6 +41,21 @@ Result<SubmitRequest> SubmitRequest::from_json(const Json& json) {
   if (!artifact_reader.status().ok())
     return Error{artifact_reader.status().error().message, "invalid"};
   if (!r.options.is_object()) return make_error("invalid", "$.options: expected an object");
+  if (json.contains("prebuilt") && !json["prebuilt"].is_null()) {
+    std::string shared_object, ptx, nvcc_version;
+    FieldReader prebuilt_reader(json["prebuilt"], "$.prebuilt");
+    prebuilt_reader.required("shared_object", shared_object)
+        .required("ptx", ptx)
+        .required("nvcc_version", nvcc_version);
+    if (!prebuilt_reader.status().ok())
+      return Error{prebuilt_reader.status().error().message, "invalid"};
+    if (!is_sha256_hex(shared_object) || !is_sha256_hex(ptx))
+      return make_error("invalid", "$.prebuilt: shared_object and ptx are SHA-256 hex digests");
+    if (nvcc_version.empty() || nvcc_version.size() > 32)
+      return make_error("invalid", "$.prebuilt.nvcc_version: expected a version like 13.0.88");
+    r.prebuilt =
+        Json{{"shared_object", shared_object}, {"ptx", ptx}, {"nvcc_version", nvcc_version}};
+  }
   return r;
 }
 
@@ -152,10 +167,15 @@ Result<InsertOutcome> EvalService::submit(const Client& client, const SubmitRequ
     return make_error("invalid", "$.artifact.name: expected a file name of [A-Za-z0-9._-]");
   if (request.idempotency_key.size() > 200)
     return make_error("invalid", "$.idempotency_key: longer than 200 characters");
-  if (!artifacts_.has(request.artifact))
-    return make_error("artifact_missing",
-                      "artifact {} is not on the service: upload it with PUT /v1/artifacts/{}",
-                      request.artifact, request.artifact);
+  std::vector<std::string> needed = {request.artifact};
+  if (!request.prebuilt.is_null())
+    for (const char* field : {"shared_object", "ptx"})
+      needed.push_back(request.prebuilt[field].get<std::string>());
+  for (const auto& sha : needed)
+    if (!artifacts_.has(sha))
+      return make_error("artifact_missing",
+                        "artifact {} is not on the service: upload it with PUT /v1/artifacts/{}",
+                        sha, sha);
 
   Job job;
   job.owner = client.name;
@@ -166,6 +186,7 @@ Result<InsertOutcome> EvalService::submit(const Client& client, const SubmitRequ
   job.artifact = request.artifact;
   job.source_name = request.source_name;
   job.options = options->to_json();
+  job.prebuilt = request.prebuilt;
   job.submitted_at = clock_.now_seconds();
 
   std::lock_guard<std::mutex> lock(mutex_);
@@ -257,6 +278,13 @@ Result<std::vector<Job>> EvalService::list(const JobFilter& filter) {
   JobFilter f = filter;
   f.limit = std::clamp(f.limit, 1, 1000);
   return store_.list(f);
+}
+
+Result<std::optional<Job>> EvalService::find_by_key(const std::string& owner,
+                                                    const std::string& key) {
+  if (key.empty() || key.size() > 200)
+    return make_error("invalid", "idempotency_key: expected 1 to 200 characters");
+  return store_.find_by_key(owner, key);
 }
 
 bool EvalService::finish(std::int64_t id, JobState state, const std::string& reason,

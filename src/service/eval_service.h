@@ -62,6 +62,9 @@ struct SubmitRequest {
   std::string source_name = "kernel.cu";
   Json options = Json::object();  // EvalOptions fields
   std::string idempotency_key;
+  // The compile split: {"shared_object", "ptx", "nvcc_version"}, a client-built kernel.so and
+  // its PTX by SHA-256 (uploaded like the source); null: the service compiles the source.
+  Json prebuilt = nullptr;
 
   // Strict: unknown fields are errors (code "invalid"), so a typo is never ignored.
   static Result<SubmitRequest> from_json(const Json& json);
@@ -102,6 +105,9 @@ class EvalService {
   Result<std::string> result(const std::string& owner, std::int64_t id);  // EvalResult JSON
   Result<Job> cancel(const std::string& owner, std::int64_t id);
   Result<std::vector<Job>> list(const JobFilter& filter);
+  // The owner's job submitted with idempotency key `key`, if any (a client that lost track of
+  // where it submitted a turn finds it again before it submits anywhere else).
+  Result<std::optional<Job>> find_by_key(const std::string& owner, const std::string& key);
 
   Json health();
   std::string metrics_text();

@@ -40,7 +40,7 @@ struct HttpOptions {
   int port = 8470;  // 0: any free port (bind() returns it)
   // JSON request bodies and uploaded artifacts (a kernel source: the compile stage's limit).
   std::size_t max_request_bytes = 256u << 10;
-  std::size_t max_upload_bytes = 1u << 20;
+  std::size_t max_upload_bytes = 16u << 20;  // a prebuilt kernel.so or its PTX
   // HTTP threads: each open connection holds one while it is served or kept alive, so the pool
   // must exceed the long-polls the service lets wait (ServiceOptions::max_waiters) plus the
   // clients that are not waiting.

@@ -44,6 +44,7 @@ Json Job::to_json() const {
   j["idempotency_key"] = idempotency_key.empty() ? Json(nullptr) : Json(idempotency_key);
   j["artifact"] = Json{{"sha256", artifact}, {"name", source_name}};
   j["options"] = options;
+  j["prebuilt"] = prebuilt;
   j["verdict"] = verdict.empty() ? Json(nullptr) : Json(verdict);
   j["reason"] = reason.empty() ? Json(nullptr) : Json(reason);
   j["attempts"] = attempts;

@@ -42,6 +42,9 @@ struct Job {
   std::string artifact;  // SHA-256 of the kernel source (service/artifact_store.h)
   std::string source_name = "kernel.cu";
   Json options = Json::object();  // EvalOptions JSON as submitted (validated)
+  // The compile split: {"shared_object": SHA256, "ptx": SHA256, "nvcc_version"} of a client-built
+  // kernel.so and its PTX (artifacts like the source); null when the service compiles.
+  Json prebuilt = nullptr;
   JobState state = JobState::kQueued;
   std::string reason;   // why failed/cancelled/requeued; "" otherwise
   std::string verdict;  // the result's PtxbStatus when done

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/fs.h"
 #include "core/sha256.h"
 
 namespace ptxb::service {
@@ -65,12 +66,27 @@ Result<Json> ServiceClient::get(const std::string& path, double timeout_seconds)
 }
 
 Result<Json> ServiceClient::submit(const EvalRequest& request, const std::string& idempotency_key) {
+  // What the job names by hash: the source, and with the compile split the binary and its PTX.
+  std::vector<std::pair<std::string, std::string>> artifacts;  // sha256, bytes
   const std::string sha = sha256_hex(request.source);
+  artifacts.emplace_back(sha, request.source);
   Json body{{"operation", "evaluate"},
             {"task", request.task},
             {"arch", request.arch},
             {"artifact", Json{{"sha256", sha}, {"name", request.source_name}}},
             {"options", request.options.to_json()}};
+  if (request.prebuilt) {
+    const PrebuiltFiles& files = *request.prebuilt;
+    constexpr std::size_t kMaxBinaryBytes = std::size_t{256} << 20;
+    PTXB_ASSIGN_OR_RETURN(std::string shared_object,
+                          read_file(files.shared_object_path, kMaxBinaryBytes));
+    PTXB_ASSIGN_OR_RETURN(std::string ptx, read_file(files.ptx_path, kMaxBinaryBytes));
+    body["prebuilt"] = Json{{"shared_object", sha256_hex(shared_object)},
+                            {"ptx", sha256_hex(ptx)},
+                            {"nvcc_version", files.nvcc_version}};
+    artifacts.emplace_back(body["prebuilt"]["shared_object"], std::move(shared_object));
+    artifacts.emplace_back(body["prebuilt"]["ptx"], std::move(ptx));
+  }
   if (!idempotency_key.empty()) body["idempotency_key"] = idempotency_key;
   for (int attempt = 0; attempt < 2; ++attempt) {
     PTXB_ASSIGN_OR_RETURN(HttpResponse response, send("POST", "/v1/jobs", body.dump(), 60));
@@ -78,9 +94,14 @@ Result<Json> ServiceClient::submit(const EvalRequest& request, const std::string
       return parse_json(response.body, base_url_ + "/v1/jobs");
     Error error = error_from(response, base_url_ + "/v1/jobs");
     if (error.code != "artifact_missing" || attempt > 0) return error;
-    PTXB_ASSIGN_OR_RETURN(HttpResponse uploaded, send("PUT", "/v1/artifacts/" + sha, request.source,
-                                                      60, "application/octet-stream"));
-    if (uploaded.status != 201) return error_from(uploaded, base_url_ + "/v1/artifacts");
+    for (const auto& [artifact_sha, bytes] : artifacts) {
+      PTXB_ASSIGN_OR_RETURN(HttpResponse held,
+                            send("GET", "/v1/artifacts/" + artifact_sha, "", 30));
+      if (held.status == 200) continue;
+      PTXB_ASSIGN_OR_RETURN(HttpResponse uploaded, send("PUT", "/v1/artifacts/" + artifact_sha,
+                                                        bytes, 60, "application/octet-stream"));
+      if (uploaded.status != 201) return error_from(uploaded, base_url_ + "/v1/artifacts");
+    }
   }
   return make_error("http", "{}: the upload was not accepted", base_url_);
 }
@@ -98,7 +119,7 @@ Result<Json> ServiceClient::wait(const std::string& job_id, double timeout_secon
     const std::string state = job.value("state", "");
     if (state == "done" || state == "failed" || state == "cancelled") return job;
     if (left <= 0)
-      return make_error("timeout", "{}: job {} still {} after {} s", base_url_, job_id, state,
+      return make_error("job_timeout", "{}: job {} still {} after {} s", base_url_, job_id, state,
                         timeout_seconds);
   }
 }
@@ -106,6 +127,21 @@ Result<Json> ServiceClient::wait(const std::string& job_id, double timeout_secon
 Result<EvalResult> ServiceClient::result(const std::string& job_id) {
   PTXB_ASSIGN_OR_RETURN(Json json, get("/v1/jobs/" + job_id + "/result", 60));
   return EvalResult::from_json(json);
+}
+
+Result<std::optional<Json>> ServiceClient::find(const std::string& key) {
+  std::string escaped;
+  for (unsigned char c : key) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      escaped += static_cast<char>(c);
+    else
+      escaped += fmt::format("%{:02X}", c);
+  }
+  PTXB_ASSIGN_OR_RETURN(Json page, get("/v1/jobs?idempotency_key=" + escaped));
+  if (!page.contains("jobs") || !page["jobs"].is_array())
+    return make_error("http", "{}/v1/jobs: answer without a jobs list", base_url_);
+  if (page["jobs"].empty()) return std::optional<Json>();
+  return std::optional<Json>(page["jobs"][0]);
 }
 
 Result<EvalResult> ServiceClient::evaluate(const EvalRequest& request,

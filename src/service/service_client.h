@@ -7,6 +7,7 @@
 // the job is long-polled until finished and its EvalResult read back.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/json_io.h"
@@ -26,9 +27,11 @@ class ServiceClient {
   Result<Json> health() { return get("/v1/health"); }
   // Submits `request` (uploading its source when missing); the job's JSON.
   Result<Json> submit(const EvalRequest& request, const std::string& idempotency_key);
-  // Long-polls until the job is finished or `timeout_seconds` passed (then code "timeout").
+  // Long-polls until the job is finished or `timeout_seconds` passed (then code "job_timeout").
   Result<Json> wait(const std::string& job_id, double timeout_seconds);
   Result<EvalResult> result(const std::string& job_id);
+  // The caller's job submitted with idempotency key `key`, or nullopt when this service has none.
+  Result<std::optional<Json>> find(const std::string& key);
   // submit + wait + result; a job that failed (not evaluated) is an error with its reason.
   Result<EvalResult> evaluate(const EvalRequest& request, const std::string& idempotency_key,
                               double timeout_seconds);

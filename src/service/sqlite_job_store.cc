@@ -10,7 +10,8 @@ namespace {
 // One row of `jobs`, in this column order everywhere a Job is read.
 constexpr const char* kJobColumns =
     "id, owner, idem_key, operation, task, arch, artifact, source_name, options, state, reason, "
-    "verdict, attempts, submitted_at, started_at, finished_at, worker, submit_seq, dispatch_seq";
+    "verdict, attempts, submitted_at, started_at, finished_at, worker, submit_seq, dispatch_seq, "
+    "prebuilt";
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS jobs (
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   worker TEXT NOT NULL DEFAULT '',
   submit_seq INTEGER NOT NULL,
   dispatch_seq INTEGER NOT NULL DEFAULT 0,
-  result TEXT);
+  result TEXT,
+  prebuilt TEXT);
 CREATE UNIQUE INDEX IF NOT EXISTS jobs_idem ON jobs(owner, idem_key) WHERE idem_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, submit_seq);
 CREATE INDEX IF NOT EXISTS jobs_owner ON jobs(owner, id);
@@ -127,6 +129,22 @@ Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::string& 
   }
   auto schema = store->exec(kSchema);
   if (!schema.ok()) return schema.error().with_context(path);
+  // A store created before the compile split lacks the prebuilt column: added in place (NULL
+  // for every older job: it was a source upload).
+  bool has_prebuilt = false;
+  {
+    Statement columns(store->db_, "PRAGMA table_info(jobs)", {});
+    while (true) {
+      auto row = columns.step();
+      if (!row.ok()) return row.error().with_context(path);
+      if (!*row) break;
+      if (columns.text(1) == "prebuilt") has_prebuilt = true;
+    }
+  }
+  if (!has_prebuilt) {
+    auto added = store->exec("ALTER TABLE jobs ADD COLUMN prebuilt TEXT;");
+    if (!added.ok()) return added.error().with_context(path);
+  }
   return store;
 }
 
@@ -169,6 +187,12 @@ Result<std::vector<Job>> SqliteJobStore::query_jobs(const std::string& where_sql
     job.worker = q.text(16);
     job.submit_seq = q.integer(17);
     job.dispatch_seq = q.integer(18);
+    if (!q.is_null(19)) {
+      auto prebuilt =
+          parse_json(q.text(19), "job store: prebuilt of job " + std::to_string(job.id));
+      if (!prebuilt.ok()) return prebuilt.error();
+      job.prebuilt = std::move(prebuilt).value();
+    }
     jobs.push_back(std::move(job));
   }
   return jobs;
@@ -181,14 +205,14 @@ Result<InsertOutcome> SqliteJobStore::insert(const Job& job) {
                                                     {job.owner, job.idempotency_key}, {}));
     if (!existing.empty()) return InsertOutcome{existing.front(), false};
   }
-  Statement q(
-      db_,
-      "INSERT INTO jobs (owner, idem_key, operation, task, arch, artifact, source_name, "
-      "options, state, reason, submitted_at, submit_seq) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {job.owner, job.idempotency_key.empty() ? Value(nullptr) : Value(job.idempotency_key),
-       job.operation, job.task, job.arch, job.artifact, job.source_name, job.options.dump(),
-       std::string(job_state_name(job.state)), job.reason, job.submitted_at, job.submit_seq});
+  Statement q(db_,
+              "INSERT INTO jobs (owner, idem_key, operation, task, arch, artifact, source_name, "
+              "options, state, reason, submitted_at, submit_seq, prebuilt) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              {job.owner, job.idempotency_key.empty() ? Value(nullptr) : Value(job.idempotency_key),
+               job.operation, job.task, job.arch, job.artifact, job.source_name, job.options.dump(),
+               std::string(job_state_name(job.state)), job.reason, job.submitted_at, job.submit_seq,
+               job.prebuilt.is_null() ? Value(nullptr) : Value(job.prebuilt.dump())});
   PTXB_RETURN_IF_ERROR(q.step());
   InsertOutcome out{job, true};
   out.job.id = sqlite3_last_insert_rowid(db_);
@@ -285,12 +309,19 @@ Result<int> SqliteJobStore::purge_finished(double before) {
 
 Result<std::vector<std::string>> SqliteJobStore::live_artifacts() {
   std::lock_guard<std::mutex> lock(mutex_);
-  Statement q(db_, "SELECT DISTINCT artifact FROM jobs", {});
+  Statement q(db_, "SELECT DISTINCT artifact, prebuilt FROM jobs", {});
   std::vector<std::string> out;
   while (true) {
     PTXB_ASSIGN_OR_RETURN(bool row, q.step());
     if (!row) break;
     out.push_back(q.text(0));
+    if (q.is_null(1)) continue;
+    // The compile split's binary and PTX are the job's artifacts too.
+    auto prebuilt = parse_json(q.text(1), "job store: prebuilt");
+    if (!prebuilt.ok() || !prebuilt->is_object()) continue;
+    for (const char* field : {"shared_object", "ptx"})
+      if (prebuilt->contains(field) && (*prebuilt)[field].is_string())
+        out.push_back((*prebuilt)[field].get<std::string>());
   }
   return out;
 }

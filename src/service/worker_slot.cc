@@ -149,6 +149,16 @@ void EvalService::run_job(int index, const QueuedJob& queued, std::int64_t dispa
     return;
   }
   request.options = *options;
+  if (!job.prebuilt.is_null()) {
+    // The worker re-checks these hashes when it reads the files (eval/eval_pipeline.cc).
+    PrebuiltFiles files;
+    files.shared_object_sha256 = job.prebuilt.value("shared_object", "");
+    files.ptx_sha256 = job.prebuilt.value("ptx", "");
+    files.nvcc_version = job.prebuilt.value("nvcc_version", "");
+    files.shared_object_path = artifacts_.path_of(files.shared_object_sha256);
+    files.ptx_path = artifacts_.path_of(files.ptx_sha256);
+    request.prebuilt = files;
+  }
 
   auto reply = slot.worker->evaluate(request, options_.job_timeout_seconds);
   if (reply.ok()) {

@@ -11,101 +11,15 @@
 #include <set>
 #include <thread>
 
-#include "../support/child_process.h"
-#include "../support/tree_paths.h"
 #include "core/fs.h"
 #include "core/sha256.h"
 #include "core/strings.h"
 #include "llm/http_transport.h"
+#include "serve_fixture.h"
 #include "service/service_client.h"
 
 namespace ptxb {
 namespace {
-
-using testing::spawn_process;
-using testing::wait_for_exit;
-using testing::wait_until;
-
-constexpr const char* kAliceToken = "alice-token-0123456789";
-constexpr const char* kBobToken = "bob-token-0123456789ab";
-constexpr const char* kCarolToken = "carol-token-0123456789";
-constexpr const char* kSlowToken = "slow-token-0123456789a";
-
-// PIDs of the processes whose command line contains `needle` (the test's unique folder).
-std::vector<pid_t> pids_with(const std::string& needle) {
-  std::vector<pid_t> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-    if (cmdline.find(needle) != std::string::npos && std::stoi(name) != ::getpid())
-      out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
-class ServeE2E : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = *make_temp_directory("ptxb-serve-e2e");
-    std::ofstream(dir_ + "/tokens")
-        << "alice " << kAliceToken << "\nbob " << kBobToken << "\ncarol " << kCarolToken
-        << "\nslow " << kSlowToken << " rate=1 burst=2\n";
-  }
-  void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      wait_for_exit(pid_, std::chrono::seconds(10));
-    }
-    remove_tree(dir_);
-  }
-  // Starts the service; returns its base URL.
-  std::string start(int workers, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {
-        tree::testing_cli(), "serve",    "--listen",       "127.0.0.1:0",         "--db",
-        dir_ + "/jobs.db",   "--tokens", dir_ + "/tokens", "--test-fake-workers", dir_};
-    std::string gpus;
-    for (int i = 0; i < workers; ++i) gpus += (i ? "," : "") + std::to_string(i);
-    argv.insert(argv.end(), {"--gpus", gpus});
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    const std::string out = dir_ + "/serve.out." + std::to_string(++starts_);
-    pid_ = spawn_process(argv, {"PATH=/usr/bin:/bin"}, out, dir_ + "/serve.err");
-    std::string url;
-    EXPECT_TRUE(wait_until(
-        [&] {
-          auto text = read_file(out, 1 << 16);
-          if (!text.ok()) return false;
-          const auto at = text->find("http://");
-          if (at == std::string::npos) return false;
-          url = trim(text->substr(at, text->find(' ', at) - at));
-          return true;
-        },
-        std::chrono::seconds(20)))
-        << *read_file(dir_ + "/serve.err", 1 << 16);
-    return url;
-  }
-  EvalRequest request(const std::string& directive) {
-    EvalRequest r;
-    r.task = "gemm_n7168_k5120";
-    r.source = "// ptxbench-fake-eval: " + directive + "\nvoid run() {}\n";
-    return r;
-  }
-  std::map<std::string, int> evaluations() {
-    std::map<std::string, int> count;
-    auto log = read_file(dir_ + "/evals.log", 64 << 20);
-    if (log.ok())
-      for (const auto& line : split_lines(*log))
-        if (line.rfind("start ", 0) == 0 && line != "start -")
-          ++count[line.substr(6)];  // - : canary
-    return count;
-  }
-
-  std::string dir_;
-  pid_t pid_ = -1;
-  int starts_ = 0;
-  CurlHttpTransport transport_;
-};
 
 TEST_F(ServeE2E, ManyClientsManyJobsNoneLostNoneDuplicatedFairOrder) {
   const std::string url = start(4);
@@ -232,7 +146,9 @@ TEST_F(ServeE2E, KillNineAndRestartEveryJobCompletesOnce) {
     auto job = again.get("/v1/jobs/" + ids[j]);
     // Evaluated once, or twice when it was running at the kill (then re-queued: 2 attempts).
     EXPECT_EQ(n, (*job)["attempts"].get<int>()) << ids[j];
-    if (n == 2) EXPECT_NE((*job)["reason"].dump().find("service_restart"), std::string::npos);
+    if (n == 2) {
+      EXPECT_NE((*job)["reason"].dump().find("service_restart"), std::string::npos);
+    }
   }
 }
 
@@ -325,6 +241,22 @@ TEST_F(ServeE2E, WorkerKilledMidJobIsRestartedAndTheJobReported) {
   auto after = client.evaluate(request("tag=after"), "", 30);
   ASSERT_TRUE(after.ok()) << after.error().message;
   EXPECT_EQ(after->status, PtxbStatus::kPassed);
+}
+
+// What bench/results/service.md found: cpp-httplib 0.11 Brotli-compressed every JSON answer at
+// quality 11 for a client that accepts it (libcurl accepts br), about 10 ms of CPU each.
+TEST_F(ServeE2E, JsonAnswersAreNotCompressed) {
+  const std::string url = start(1);
+  HttpRequest r;
+  r.method = "GET";
+  r.url = url + "/v1/tasks";
+  r.headers = {{"Authorization", std::string("Bearer ") + kAliceToken},
+               {"Accept-Encoding", "br, gzip, deflate"}};
+  auto response = transport_.post(r);
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->header("Content-Encoding"), "");
+  EXPECT_NE(response->header("Content-Type").find("application/json"), std::string::npos);
 }
 
 }  // namespace

@@ -248,6 +248,41 @@ TEST_F(ServiceTest, RejectsBadSubmissionsWithTheirCodes) {
             "invalid");
 }
 
+// The compile split: a job names the binary and its PTX by hash; both must be on the service,
+// and the worker gets them by path with the hashes it re-checks.
+TEST_F(ServiceTest, PrebuiltJobsNeedTheirBinaryAndReachTheWorkerByPath) {
+  start(1);
+  const std::string so = "\x7f"
+                         "ELF fake shared object",
+                    ptx = ".version 9.0\n";
+  SubmitRequest r = request("// ptxbench-fake-eval: tag=pb\n");
+  r.prebuilt = Json{
+      {"shared_object", sha256_hex(so)}, {"ptx", sha256_hex(ptx)}, {"nvcc_version", "13.0.88"}};
+  EXPECT_EQ(service_->submit(alice_, r).error().code, "artifact_missing");
+  ASSERT_TRUE(artifacts_->put(sha256_hex(so), so).ok());
+  ASSERT_TRUE(artifacts_->put(sha256_hex(ptx), ptx).ok());
+  auto outcome = service_->submit(alice_, r);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_EQ(outcome->job.prebuilt["nvcc_version"], "13.0.88");
+  EXPECT_EQ(finished(alice_, outcome->job.id).state, JobState::kDone);
+  ASSERT_FALSE(fakes_[0]->requests.empty());
+  const EvalRequest& seen = fakes_[0]->requests.back();
+  ASSERT_TRUE(seen.prebuilt.has_value());
+  EXPECT_EQ(seen.prebuilt->shared_object_sha256, sha256_hex(so));
+  EXPECT_EQ(*read_file(seen.prebuilt->shared_object_path, 1 << 20), so);
+  EXPECT_EQ(*read_file(seen.prebuilt->ptx_path, 1 << 20), ptx);
+  // Retention keeps what a job names.
+  auto live = store_->live_artifacts();
+  ASSERT_TRUE(live.ok());
+  EXPECT_TRUE(std::count(live->begin(), live->end(), sha256_hex(so)));
+  EXPECT_EQ(SubmitRequest::from_json(Json{{"task", "x"},
+                                          {"artifact", {{"sha256", sha256_hex(so)}}},
+                                          {"prebuilt", {{"shared_object", "nope"}}}})
+                .error()
+                .code,
+            "invalid");
+}
+
 TEST_F(ServiceTest, EveryJobCompletesOnceAndKeysRepeat) {
   start(3);
   std::vector<std::int64_t> ids;

@@ -36,6 +36,7 @@ class FakeWorker final : public service::Worker {
   Result<Json> evaluate(const EvalRequest& request, double) override {
     std::lock_guard<std::mutex> lock(mutex_);
     evaluated.push_back(request.source);
+    requests.push_back(request);
     if (request.source.find("crash") != std::string::npos && crashes_left > 0) {
       --crashes_left;
       return make_error(service::kWorkerCrashed, "{}: the worker process killed by signal 9",
@@ -65,6 +66,7 @@ class FakeWorker final : public service::Worker {
   int crashes_left = 1000;
   std::deque<double> canary_ms;
   std::vector<std::string> evaluated;
+  std::vector<EvalRequest> requests;  // as the worker received them (prebuilt paths included)
 
  private:
   std::string name_;
