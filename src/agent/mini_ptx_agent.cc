@@ -269,6 +269,7 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
       if (!result->workloads.empty()) {
         const WorkloadEval& w = result->workloads.front();
         record.speedup = w.speedup;
+        if (w.energy && w.energy->ratio) record.energy_ratio = w.energy->ratio;
         if (w.speedup_interval) {
           record.speedup_low = w.speedup_interval->low;
           record.speedup_high = w.speedup_interval->high;

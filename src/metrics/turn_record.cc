@@ -97,6 +97,7 @@ Json TurnRecord::to_json() const {
   json["speedup"] = speedup ? Json(*speedup) : Json(nullptr);
   // Written only when there is one, so records of earlier runs round-trip unchanged.
   if (speedup_low && speedup_high) json["speedup_interval"] = {*speedup_low, *speedup_high};
+  if (energy_ratio) json["energy_ratio"] = *energy_ratio;
   json["target_instructions"] = target_instructions;
   json["tokens"] = {{"prompt", tokens.prompt},
                     {"completion", tokens.completion},
@@ -130,6 +131,7 @@ Result<TurnRecord> TurnRecord::from_json(const Json& json) {
   r.optional("speedup", record.speedup);
   std::optional<std::vector<double>> interval;
   r.optional("speedup_interval", interval);
+  r.optional("energy_ratio", record.energy_ratio);
   // Optional: "not_run" when absent.
   r.optional("target_instructions", record.target_instructions);
   PTXB_RETURN_IF_ERROR(r.status());

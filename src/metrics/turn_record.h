@@ -53,6 +53,8 @@ struct TurnRecord {
   std::optional<double> speedup;  // reference / candidate; null when not measured
   // The speedup's 95 % bootstrap interval (eval/speedup_interval.h); absent when not computed.
   std::optional<double> speedup_low, speedup_high;
+  // With --energy (eval/energy.h): the candidate's joules per call ÷ the reference's.
+  std::optional<double> energy_ratio;
   std::string target_instructions = "not_run";  // design.md §3.6 verdict (eval_types.h kInst*)
   TokenUsage tokens;
   double model_wall_s = 0;  // the LLM call
