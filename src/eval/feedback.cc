@@ -134,6 +134,10 @@ std::string render_feedback(const EvalResult& r, const FeedbackOptions& options)
         out += fmt::format("reference: median {:.4f} ms; speedup {:.3f}x{}\n",
                            w.reference_timing->median_ms, w.speedup.value_or(0.0),
                            interval_text(w.speedup_interval));
+      if (w.energy && w.energy->candidate && w.energy->reference && w.energy->ratio)
+        out += fmt::format("energy: {:.3f} J per call vs reference {:.3f} J ({:.2f}x)\n",
+                           w.energy->candidate->joules_per_call,
+                           w.energy->reference->joules_per_call, *w.energy->ratio);
     }
     const std::string log = w.runner.log.value_or("");
     if (!log.empty() && w.status != PtxbStatus::kPassed)

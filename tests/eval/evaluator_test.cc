@@ -1054,6 +1054,7 @@ TEST_F(EvaluatorTest, EnergyPhaseGivesJoulesPerCallForBothSides) {
   // 2 J per call above idle (the fake's integer milliseconds blur it a little).
   EXPECT_NEAR(e->reference->joules_per_call, 2.0, 0.2);
   EXPECT_NEAR(*e->ratio, 1.0, 0.2);
+  EXPECT_NE(render_feedback(r).find("energy: "), std::string::npos) << render_feedback(r);
   EXPECT_TRUE(std::any_of(r.stage_ms.begin(), r.stage_ms.end(),
                           [](const auto& stage) { return stage.first == "energy"; }));
 }
