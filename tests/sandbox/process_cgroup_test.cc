@@ -224,6 +224,25 @@ TEST(ProcessCgroup, WithoutCgroupKillItFreezesKillsEachAndThaws) {
   EXPECT_TRUE(froze);
 }
 
+TEST(ProcessCgroup, FreezeWaitsForTheKernelToSayFrozenAndThawsTheSameWay) {
+  FakeCgroupFs fs;
+  const std::string group = "/sys/fs/cgroup/ptxbench-1-3";
+  fs.add_group(group);
+  // The kernel reports the new state in cgroup.events; the fake flips it on the first poll.
+  fs.files[group + "/cgroup.events"] = "populated 1\nfrozen 0\n";
+  EXPECT_FALSE(set_group_frozen(fs, group, true, std::chrono::milliseconds(3)).ok());
+  EXPECT_EQ(fs.files[group + "/cgroup.freeze"], "1");
+  EXPECT_GE(fs.pauses, 3);  // it polled until the deadline
+  fs.files[group + "/cgroup.events"] = "populated 1\nfrozen 1\n";
+  EXPECT_TRUE(set_group_frozen(fs, group, true, std::chrono::milliseconds(3)).ok());
+  fs.files[group + "/cgroup.events"] = "populated 1\nfrozen 0\n";
+  EXPECT_TRUE(set_group_frozen(fs, group, false, std::chrono::milliseconds(3)).ok());
+  EXPECT_EQ(fs.files[group + "/cgroup.freeze"], "0");
+  // A group without cgroup.events (not cgroup v2) is an error, never a silent "frozen".
+  fs.files.erase(group + "/cgroup.events");
+  EXPECT_FALSE(set_group_frozen(fs, group, true, std::chrono::milliseconds(3)).ok());
+}
+
 TEST(ProcessCgroup, AGroupThatWillNotEmptyIsAnErrorNamingIt) {
   FakeCgroupFs fs = h200_tree();
   fs.kill_delay_polls = 1'000'000;
