@@ -40,7 +40,7 @@ Result<ExperimentConfig> ExperimentConfig::from_json(const Json& json, const std
   static const std::vector<std::string> kKnown = {"comment", "models",      "suite",
                                                   "tasks",   "variants",    "trajectories",
                                                   "turns",   "concurrency", "early_stop_speedup",
-                                                  "eval",    "packs_dir"};
+                                                  "eval",    "packs_dir",   "prompt"};
   for (const auto& [key, value] : json.items())
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
       return in(make_error("config", "$.{}: unknown field (known: {})", key, join(kKnown, ", ")));
@@ -106,6 +106,11 @@ Result<ExperimentConfig> ExperimentConfig::from_json(const Json& json, const std
       return in(make_error("config", "$.packs_dir: expected a string"));
     config.packs_dir = json["packs_dir"].get<std::string>();
   }
+  if (json.contains("prompt") && !json["prompt"].is_null()) {
+    auto prompt = PromptOptions::from_json(json["prompt"], "$.prompt");
+    if (!prompt.ok()) return in(prompt.error());
+    config.prompt = std::move(prompt).value();
+  }
   return config;
 }
 
@@ -123,6 +128,7 @@ Json ExperimentConfig::to_json() const {
   json["early_stop_speedup"] = early_stop_speedup ? Json(*early_stop_speedup) : Json(nullptr);
   json["eval"] = eval.to_json();
   json["packs_dir"] = packs_dir.empty() ? Json(nullptr) : Json(packs_dir);
+  json["prompt"] = prompt.to_json();
   return json;
 }
 
@@ -149,13 +155,15 @@ Json ExperimentPlan::identity() const {
   }
   Json ids = Json::array();
   for (const auto& t : trajectories) ids.push_back(t.id);
-  return Json{{"models", models_json},
-              {"turns", config.turns},
-              {"trajectories_per_variant", config.trajectories},
-              {"early_stop_speedup",
-               config.early_stop_speedup ? Json(*config.early_stop_speedup) : Json(nullptr)},
-              {"eval", config.eval.to_json()},
-              {"trajectory_ids", ids}};
+  Json json{{"models", models_json},
+            {"turns", config.turns},
+            {"trajectories_per_variant", config.trajectories},
+            {"early_stop_speedup",
+             config.early_stop_speedup ? Json(*config.early_stop_speedup) : Json(nullptr)},
+            {"eval", config.eval.to_json()},
+            {"trajectory_ids", ids}};
+  if (!config.prompt.is_default()) json["prompt"] = config.prompt.to_json();
+  return json;
 }
 
 Json ExperimentPlan::to_json() const {

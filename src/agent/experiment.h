@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/prompt_options.h"
 #include "core/json_io.h"
 #include "core/result.h"
 #include "eval/eval_types.h"
@@ -38,6 +39,8 @@ struct ExperimentConfig {
   std::optional<double> early_stop_speedup;
   EvalOptions eval;
   std::string packs_dir;  // "" = default_packs_dir()
+  // Guidance, retrieval and profiler hints (prompt_options.h); all off in the paper protocol.
+  PromptOptions prompt;
 
   // Errors name the JSON path ("$.models[1].api: ...") and `origin` (the file).
   static Result<ExperimentConfig> from_json(const Json& json, const std::string& origin);
@@ -62,7 +65,9 @@ struct ExperimentPlan {
   std::vector<TrajectoryPlan> trajectories;
 
   // What decides the results (models' request settings, tasks, variants, counts, early stop,
-  // evaluation options); endpoints, timeouts, retries and concurrency may change on resume.
+  // evaluation options, prompt options when any is on); endpoints, timeouts, retries and
+  // concurrency may change on resume. Default prompt options are left out, so run directories
+  // made before they existed still resume.
   Json identity() const;
   Json to_json() const;  // plan.json
 };

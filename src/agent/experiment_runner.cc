@@ -1,5 +1,6 @@
 #include "agent/experiment_runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
@@ -45,16 +46,24 @@ Result<std::map<std::string, TaskPrompt>> build_task_prompts(const ExperimentPla
   return prompts;
 }
 
+Result<PromptAids> load_prompt_aids(const ExperimentPlan& plan) {
+  std::vector<std::string> tasks;
+  for (const auto& t : plan.trajectories)
+    if (std::find(tasks.begin(), tasks.end(), t.task) == tasks.end()) tasks.push_back(t.task);
+  return PromptAids::load(plan.config.prompt, tasks);
+}
+
 Result<RunSummary> run_experiment(const ExperimentPlan& plan, RunDirectory& dir,
                                   ExperimentServices& services) {
   if (services.models.size() != plan.config.models.size())
     return make_error("internal", "{} model clients for {} models", services.models.size(),
                       plan.config.models.size());
   PTXB_ASSIGN_OR_RETURN(auto prompts, build_task_prompts(plan, services.registry, services.packs));
+  PTXB_ASSIGN_OR_RETURN(const PromptAids aids, load_prompt_aids(plan));
 
   Semaphore model_slots(plan.config.concurrency.model);
-  MiniPtxAgent agent(plan.config,
-                     AgentServices{dir, model_slots, services.evaluators, services.progress});
+  MiniPtxAgent agent(
+      plan.config, AgentServices{dir, model_slots, services.evaluators, services.progress, &aids});
   services.progress.begin(plan.trajectories.size() * static_cast<std::size_t>(plan.config.turns),
                           dir.finished_turn_count());
 

@@ -40,6 +40,9 @@ Result<std::map<std::string, TaskPrompt>> build_task_prompts(const ExperimentPla
                                                              const TaskRegistry& registry,
                                                              const PackLibrary& packs);
 
+// The prompt options' guidance and notes for every task of the plan (prompt_options.h).
+Result<PromptAids> load_prompt_aids(const ExperimentPlan& plan);
+
 Result<RunSummary> run_experiment(const ExperimentPlan& plan, RunDirectory& dir,
                                   ExperimentServices& services);
 

@@ -75,6 +75,12 @@ Status restore_turn(const RunDirectory& dir, const std::string& id, int turn, co
   return ok_status();
 }
 
+// A turn whose kernel the model can fix: not passed, and not a failure of the harness.
+bool is_failing_turn(PtxbStatus status) {
+  return status != PtxbStatus::kPassed && status != PtxbStatus::kInfraError &&
+         status != PtxbStatus::kInvalidReference;
+}
+
 bool reached_target(const TurnRecord& record, const std::optional<double>& early_stop) {
   return early_stop && record.correct() &&
          record.target_instructions == std::string(kInstDynamicPresent) && record.speedup &&
@@ -95,6 +101,9 @@ bool TrajectoryOutcome::finished() const {
 TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfig& model_config,
                                     ModelClient& model, const TaskPrompt& prompt) {
   RunDirectory& dir = services_.run_dir;
+  static const PromptAids kNoPromptAids;
+  const PromptAids& aids = services_.prompt_aids ? *services_.prompt_aids : kNoPromptAids;
+  const Json prompt_record = aids.record(plan.task);
   TrajectoryState state;
 
   auto document = [&](const std::string& exit_status, const std::string& detail) {
@@ -103,7 +112,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
                {"turns", config_.turns},
                {"early_stop_speedup",
                 config_.early_stop_speedup ? Json(*config_.early_stop_speedup) : Json(nullptr)},
-               {"eval", config_.eval.to_json()}};
+               {"eval", config_.eval.to_json()},
+               {"prompt", prompt_record}};
     Json key{{"model", plan.key.model},           {"arch", plan.key.arch},
              {"definition", plan.key.definition}, {"workload", plan.key.workload},
              {"variant", plan.key.variant},       {"trajectory", plan.key.trajectory}};
@@ -177,7 +187,9 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
     state.messages = {
         Json{
             {"role", "system"}, {"content", prompt.system}, {"extra", {{"kind", "system_prompt"}}}},
-        Json{{"role", "user"}, {"content", prompt.first_user}, {"extra", {{"kind", "task"}}}}};
+        Json{{"role", "user"},
+             {"content", aids.with_guidance(plan.task, prompt.first_user)},
+             {"extra", {{"kind", "task"}}}}};
     state.messages.insert(state.messages.end(), prompt.opening.begin(), prompt.opening.end());
   }
   for (int turn = 1; turn <= state.turns_done; ++turn) {
@@ -226,7 +238,7 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
     record.model_wall_s = reply->wall_s;
     record.tokens = {reply->usage.prompt, reply->usage.completion, reply->usage.reasoning};
     std::string feedback;
-    Json eval_json = nullptr, request_json = nullptr;
+    Json eval_json = nullptr, request_json = nullptr, retrieval_json = nullptr;
     int eval_attempts = 0;
     if (extracted.found) {
       EvalRequest request;
@@ -276,7 +288,12 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
         }
       }
       record.target_instructions = result->target_instructions.verdict;
-      feedback = render_feedback(result.value());
+      feedback = render_feedback(result.value(), aids.feedback_options());
+      if (is_failing_turn(result->status))
+        if (auto retrieval = aids.retrieve(plan.task, extracted.source)) {
+          if (!retrieval->text.empty()) feedback += "\n" + retrieval->text;
+          retrieval_json = retrieval->to_json();
+        }
       eval_json = result->to_json();
       state.submission = extracted.source;
     } else {
@@ -305,6 +322,7 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
           {"speedup", record.speedup ? Json(*record.speedup) : Json(nullptr)},
           {"target_instructions", record.target_instructions},
           {"kernel_file", extracted.found ? Json(kernel_rel) : Json(nullptr)}}}};
+    if (!retrieval_json.is_null()) observation["extra"]["retrieval"] = retrieval_json;
     Json detail{
         {"format", "ptxbench-turn/1"},
         {"trajectory", plan.id},
@@ -324,6 +342,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
         {"eval_attempts", eval_attempts},
         {"eval", eval_json},
         {"feedback", feedback},
+        {"prompt", prompt_record},
+        {"retrieval", retrieval_json},
         {"assistant_message", assistant},
         {"feedback_message", observation}};
 

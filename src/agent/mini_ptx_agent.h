@@ -4,8 +4,9 @@
 //   message; then for each turn t = 1..T:
 //     model reply -> kernel extraction (kernel_extract.h) -> EvalRequest -> TurnEvaluator ->
 //     feedback (eval/feedback.h, or the no-code message) as the next user message
-//   keeping the whole history. Every turn is run (the paper's protocol) unless early stop is
-//   configured and reached.
+//   keeping the whole history. Prompt options (prompt_options.h) append expert guidance to the
+//   task message and, on a failing turn, retrieved notes of earlier fixes to the feedback. Every
+//   turn is run (the paper's protocol) unless early stop is configured and reached.
 //
 // Each finished turn is committed to the run directory (run_directory.h) before the next
 // begins; run() first rebuilds the conversation from the directory, so it continues any
@@ -59,6 +60,9 @@ struct AgentServices {
   Semaphore& model_slots;     // concurrency.model
   EvaluatorPool& evaluators;  // concurrency.gpu
   RunProgress& progress;
+  // Guidance, retrieval and feedback options (prompt_options.h); null: none (the paper
+  // protocol, and the Fixit repairs).
+  const PromptAids* prompt_aids = nullptr;
 };
 
 class MiniPtxAgent {

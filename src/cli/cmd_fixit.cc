@@ -1,17 +1,19 @@
-// `ptxbench fixit mine|repair|reason|export`: Fixit fine-tuning data from a model's own failures
-// (docs/adaptation.md). Each step reads and writes one work directory and is resumable: run the
-// same command again after a kill and it continues where it stopped, never redoing a decided
-// item.
+// `ptxbench fixit mine|repair|reason|export|notes`: Fixit fine-tuning data from a model's own
+// failures (docs/adaptation.md). Each step reads and writes one work directory and is resumable:
+// run the same command again after a kill and it continues where it stopped, never redoing a
+// decided item.
 //   mine RUN_DIR... --out WORK    failed turns (compile, runtime, memory, numerical, timeout)
 //   repair --work WORK --teacher M  the teacher's repairs, kept only when PASSED with
 //                                   dynamic_present and again on fresh inputs
 //   reason --work WORK --teacher M  first-person rationales from failure to fix
 //   export --work WORK --out F    chat-jsonl or four-part records + F.manifest.json
+//   notes --work WORK --out F     the retrieval notes of `run --retrieval F` (fix_notes.h)
 // Exit codes: 0 done; 1 error or unfinished items (rerun to continue); 2 usage; 130/143
 // interrupted (rerun to continue).
 #include <iostream>
 
 #include "adapt/failure_mining.h"
+#include "adapt/fix_notes.h"
 #include "adapt/fixit_work.h"
 #include "adapt/repair_loop.h"
 #include "agent/turn_evaluator.h"
@@ -202,13 +204,35 @@ Result<int> run_export(const FixitFlags& flags) {
   return 0;
 }
 
+Result<int> run_notes(const FixitFlags& flags) {
+  PTXB_ASSIGN_OR_RETURN(NotesBuild build, build_notes(flags.work));
+  PTXB_RETURN_IF_ERROR(write_file_atomic(flags.out, notes_jsonl(build.notes)));
+  std::map<std::string, int> by_task;
+  for (const FixNote& note : build.notes) ++by_task[note.task];
+  if (flags.json) {
+    print_json(Json{{"written", build.notes.size()},
+                    {"by_task", by_task},
+                    {"kept_repairs_without_rationale", build.without_rationale}});
+  } else {
+    std::cout << fmt::format("{} written to {}",
+                             count_noun(static_cast<long long>(build.notes.size()), "note"),
+                             flags.out);
+    if (build.without_rationale > 0)
+      std::cout << fmt::format(
+          " ({} left out: no kept rationale; run `ptxbench fixit reason --work {}`)",
+          count_noun(build.without_rationale, "kept repair"), flags.work);
+    std::cout << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
   return {
       "fixit",
       "Fixit fine-tuning data: mine failed turns, repair them with a teacher, write rationales, "
-      "export SFT records (docs/adaptation.md)",
+      "export SFT records, build retrieval notes (docs/adaptation.md)",
       [extension](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
         auto f = std::make_shared<FixitFlags>();
         CLI::App* mine = app.add_subcommand(
@@ -285,23 +309,37 @@ CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
                         "canonical kernel are dropped; repeatable")
             ->check(CLI::ExistingDirectory);
         exp->add_flag("--json", f->json, "Print the counts as JSON");
+
+        CLI::App* notes = app.add_subcommand(
+            "notes",
+            "Write the retrieval notes of kept repairs with rationales (for `run "
+            "--retrieval`)");
+        notes->add_option("--work", f->work, "Work directory")
+            ->required()
+            ->check(CLI::ExistingDirectory);
+        notes->add_option("--out", f->out, "Notes file (JSONL, one note per kept repair)")
+            ->required();
+        notes->add_flag("--json", f->json, "Print the counts as JSON");
         app.footer(
             "Examples:\n"
             "  ptxbench fixit mine runs/qwen --per-task-cap 60 --max-source-turn 4 --out fixit\n"
             "  ptxbench fixit repair --work fixit --teacher anthropic:claude-opus-4-8 --turns 5\n"
             "  ptxbench fixit reason --work fixit --teacher anthropic:claude-opus-4-8\n"
             "  ptxbench fixit export --work fixit --out fixit.jsonl --heldout-run runs/heldout\n"
+            "  ptxbench fixit notes --work fixit --out notes.jsonl   # then: ptxbench run "
+            "--retrieval notes.jsonl ...\n"
             "Every step is resumable: after a kill, the same command continues.\n"
             "Exit codes: 0 done; 1 error or undecided items (rerun); 2 usage; 130/143 "
             "interrupted.");
-        return [f, mine, repair, reason, exp, adjust, &globals]() -> Result<int> {
+        return [f, mine, repair, reason, exp, notes, adjust, &globals]() -> Result<int> {
           if (mine->parsed()) return run_mine(*f);
           if (repair->parsed()) return run_repair(*f, globals, adjust);
           if (reason->parsed()) return run_reason(*f);
           if (exp->parsed()) return run_export(*f);
+          if (notes->parsed()) return run_notes(*f);
           return make_error("usage",
-                            "fixit: expected a subcommand (mine, repair, reason or "
-                            "export)");
+                            "fixit: expected a subcommand (mine, repair, reason, export or "
+                            "notes)");
         };
       }};
 }

@@ -1,9 +1,12 @@
 // `ptxbench run [--config EXP.json] [--model M]... [--suite S | --task T...] [--variants A,B]
-//               [--trajectories N] [--turns T] [--out DIR] [--evaluator URL[,URL...]]`
+//               [--trajectories N] [--turns T] [--out DIR] [--evaluator URL[,URL...]]
+//               [--guidance FILE|DIR] [--retrieval NOTES.jsonl [--retrieval-mode M]
+//               [--retrieval-top-k K]] [--profiler-hints]`
 // Runs MiniPTXAgent over models × tasks × prompt variants × trajectories into a run directory
 // (docs/agent.md), resuming it when DIR already holds the same experiment. Progress goes to
 // stderr, the summary table to stdout. With --evaluator every turn is judged by evaluation
-// services (`ptxbench serve`, docs/service.md) instead of here.
+// services (`ptxbench serve`, docs/service.md) instead of here. The prompt options
+// (agent/prompt_options.h) are off unless given, as in the paper protocol.
 // Exit codes: 0 every trajectory finished; 1 some stopped on model/evaluation failures (resume
 // with `ptxbench run --out DIR`) or an error; 3 finished, but GPU stages were skipped (no GPU
 // here: those turns are INFRA_ERROR, like `ptxbench eval`'s exit 3); 2 usage error; 130/143
@@ -44,7 +47,33 @@ struct RunFlags {
   bool compile_only = false;
   std::vector<std::string> evaluators;  // service URLs
   bool remote_compile = false;
+  // Prompt options: each set only when given (the config's, or the saved plan's, otherwise).
+  std::string guidance;
+  std::string retrieval;
+  std::string retrieval_mode;
+  int retrieval_top_k = 0;
+  bool profiler_hints = false;
 };
+
+// A path kept in plan.json: absolute, so that `ptxbench run --out DIR` resumes from anywhere.
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::absolute(path, ec).lexically_normal().string();
+}
+
+Status apply_prompt_flags(const RunFlags& flags, PromptOptions& prompt) {
+  if (!flags.guidance.empty()) prompt.guidance = absolute_path(flags.guidance);
+  if (!flags.retrieval.empty()) prompt.retrieval = absolute_path(flags.retrieval);
+  if (!flags.retrieval_mode.empty()) {
+    PTXB_ASSIGN_OR_RETURN(prompt.retrieval_mode, adapt::parse_retrieval_mode(flags.retrieval_mode));
+  }
+  if (flags.retrieval_top_k) prompt.retrieval_top_k = flags.retrieval_top_k;
+  if (flags.profiler_hints) prompt.profiler_hints = true;
+  if ((!flags.retrieval_mode.empty() || flags.retrieval_top_k) && prompt.retrieval.empty())
+    return make_error("usage",
+                      "--retrieval-mode and --retrieval-top-k need --retrieval NOTES.jsonl");
+  return ok_status();
+}
 
 // The experiment: --config (or the run directory's saved one when only --out is given), then
 // the flags on top.
@@ -90,6 +119,7 @@ Result<ExperimentConfig> assemble_config(const RunFlags& flags) {
   if (!flags.variants.empty()) config.variants = flags.variants;
   if (flags.trajectories) config.trajectories = flags.trajectories;
   if (flags.turns) config.turns = flags.turns;
+  PTXB_RETURN_IF_ERROR(apply_prompt_flags(flags, config.prompt));
   return config;
 }
 
@@ -126,6 +156,7 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
   PTXB_ASSIGN_OR_RETURN(ExperimentPlan plan, make_plan(config, registry, packs));
   // Prompts first: a pack that does not compose fails before a directory is made.
   PTXB_RETURN_IF_ERROR(build_task_prompts(plan, registry, packs));
+  if (auto aids = load_prompt_aids(plan); !aids.ok()) return aids.error();
 
   // Clients before the directory too: a missing API key fails before anything is written.
   CurlHttpTransport transport;
@@ -283,6 +314,25 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
         app.add_flag("--remote-compile", flags->remote_compile,
                      "With --evaluator: send sources and let the services compile them "
                      "(default: compile here and send kernel.so, which they re-check)");
+        app.add_option("--guidance", flags->guidance,
+                       "Expert guidance appended to the task message: FILE for every task, or a "
+                       "directory of TASK.md (or TASK.txt) per task (off by default)")
+            ->check(CLI::ExistingPath);
+        app.add_option("--retrieval", flags->retrieval,
+                       "Notes of earlier fixes (`ptxbench fixit notes`): on a failing turn, the "
+                       "most similar notes of the same task are appended to the feedback (off by "
+                       "default)")
+            ->check(CLI::ExistingFile);
+        app.add_option("--retrieval-mode", flags->retrieval_mode,
+                       "notes (default): the notes' failure, analysis and plan; notes+kernel: "
+                       "also the best note's fixed kernel")
+            ->check(CLI::IsMember({"notes", "notes+kernel"}));
+        app.add_option("--retrieval-top-k", flags->retrieval_top_k,
+                       "Notes appended per failing turn (default 3)")
+            ->check(CLI::Range(1, kMaxRetrievalTopK));
+        app.add_flag("--profiler-hints", flags->profiler_hints,
+                     "Add profiler hints in words to the feedback of a passed kernel (off by "
+                     "default)");
         app.footer(
             "Examples:\n"
             "  # the whole pipeline, no API key: reference kernels replayed as model answers\n"
@@ -299,6 +349,10 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
             "  # resume an interrupted run: the same command again, or only its directory\n"
             "  ptxbench run --out runs/paper\n"
             "  ptxbench report runs/paper   # the paper's metrics\n"
+            "  # prompt-time baselines: expert guidance, retrieval of earlier fixes\n"
+            "  ptxbench run --model vllm:Qwen/Qwen3-32B@http://localhost:8000/v1 --suite "
+            "paper-h100 --guidance guidance/ --retrieval notes.jsonl --retrieval-mode "
+            "notes+kernel --out runs/qwen-rag\n"
             "  # turns judged by evaluation services (least loaded first, fail-over)\n"
             "  ptxbench run --model replay --suite paper-h100 --evaluator "
             "http://gpu1:8470,http://gpu2:8470 --out runs/remote\n"

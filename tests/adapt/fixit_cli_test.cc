@@ -1,7 +1,8 @@
 // `ptxbench fixit` end to end as a user runs it: mine a run directory, repair with a scripted
 // teacher on a loopback OpenAI-compatible server and the fake evaluator (ptxbench-testing
 // --test-fake-eval), reason, export. A repair that fails verification and a teacher that only
-// answers junk are dropped and counted; a rerun decides nothing twice.
+// answers junk are dropped and counted; a rerun decides nothing twice. Then `fixit notes` and a
+// `run --retrieval` whose student reads the retrieved note in its second turn.
 #include <gtest/gtest.h>
 
 #include "../cli/cli_test_util.h"
@@ -61,8 +62,13 @@ class FixitCli : public ::testing::Test {
   }
 
   ProcessResult fixit(std::vector<std::string> args) {
+    args.insert(args.begin(), "fixit");
+    return testing_cli(std::move(args));
+  }
+  // ptxbench-testing: `ptxbench` with --test-fake-eval (tests/support).
+  ProcessResult testing_cli(const std::vector<std::string>& args) {
     ProcessSpec spec;
-    spec.argv = {PTXB_TESTING_CLI_PATH, "fixit"};
+    spec.argv = {PTXB_TESTING_CLI_PATH};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.timeout = std::chrono::milliseconds(60000);
     SystemProcessRunner runner;
@@ -160,6 +166,72 @@ TEST_F(FixitCli, MineRepairReasonExportAndRerun) {
   EXPECT_EQ(
       parse_json(leak.stdout_text, "stdout").value()["dropped_by_reason"]["same_as_test_kernel"],
       1);
+}
+
+// The notes of the kept repair feed a student run: its failing first kernel resembles the
+// repaired one (kernel_a), so the feedback it reads before turn 2 carries that note and, with
+// notes+kernel, the fixed kernel.
+TEST_F(FixitCli, NotesOfKeptRepairsReachTheStudentsSecondTurn) {
+  const std::string work = tmp_ + "/work";
+  ASSERT_EQ(fixit({"mine", tmp_ + "/run", "--out", work}).exit_code, 0);
+  ASSERT_EQ(fixit({"repair", "--work", work, "--teacher", teacher_spec(), "--turns", "2",
+                   "--test-fake-eval", tmp_ + "/evals"})
+                .exit_code,
+            0);
+  const std::string notes = tmp_ + "/notes.jsonl";
+  ProcessResult early = fixit({"notes", "--work", work, "--out", notes, "--json"});
+  ASSERT_EQ(early.exit_code, 0) << early.stderr_text;  // no rationale yet: no notes
+  EXPECT_EQ(parse_json(early.stdout_text, "stdout").value()["kept_repairs_without_rationale"], 1);
+  ASSERT_EQ(fixit({"reason", "--work", work, "--teacher", teacher_spec()}).exit_code, 0);
+  ProcessResult built = fixit({"notes", "--work", work, "--out", notes});
+  ASSERT_EQ(built.exit_code, 0) << built.stderr_text;
+  EXPECT_EQ(built.stdout_text, "1 note written to " + notes + "\n");
+  auto lines = read_jsonl_file(notes);
+  ASSERT_TRUE(lines.ok());
+  ASSERT_EQ(lines->size(), 1u);
+  EXPECT_EQ(lines->front()["task"], kTask);
+  EXPECT_EQ(lines->front()["failing_kernel"], "void run() { kernel_a(1); }");
+  EXPECT_TRUE(contains(lines->front()["fixed_kernel"].get<std::string>(), "fixed_a();"));
+
+  testing::ScriptedHttpServer student([](const testing::ScriptedRequest& request) {
+    const bool first = testing::assistant_messages_in(request.body) == 0;
+    return testing::openai_answer(
+        first ? fenced("// ptxbench-fake-eval: status=COMPILE_ERROR\nvoid run() { kernel_a(7); }")
+              : fenced("// ptxbench-fake-eval: status=PASSED\nvoid run() { fixed_a(); }"));
+  });
+  const std::string out = tmp_ + "/student";
+  ProcessResult run = testing_cli(
+      {"run", "--model", "openai:student@" + student.base_url() + "/v1", "--task", kTask,
+       "--variants", "base", "--trajectories", "1", "--turns", "2", "--out", out, "--retrieval",
+       notes, "--retrieval-mode", "notes+kernel", "--test-fake-eval", tmp_ + "/evals"});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const auto requests = student.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const Json messages = parse_json(requests[1].body, "request").value()["messages"];
+  ASSERT_EQ(messages.size(), 4u);
+  const std::string feedback = messages[3]["content"];
+  EXPECT_NE(feedback.find("## Notes from earlier fixes of this task"), std::string::npos)
+      << feedback;
+  EXPECT_NE(feedback.find("Analysis: I read the compile log"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("```cuda\n// ptxbench-fake-eval: status=PASSED speedup=0.9 "
+                          "target=dynamic_present\nvoid run() { fixed_a(); }\n```"),
+            std::string::npos)
+      << feedback;
+  // plan.json keeps the options, so `ptxbench run --out DIR` alone resumes under them.
+  const Json plan = read_json_file(out + "/plan.json").value();
+  EXPECT_EQ(plan["config"]["prompt"]["retrieval_mode"], "notes+kernel");
+  EXPECT_EQ(plan["identity"]["prompt"]["retrieval"], plan["config"]["prompt"]["retrieval"]);
+  ProcessResult resumed = testing_cli({"run", "--out", out, "--test-fake-eval", tmp_ + "/evals"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.stderr_text;
+  EXPECT_EQ(student.request_count(), 2);  // nothing left to ask
+
+  ProcessResult no_notes = testing::run_cli({"run", "--model", "replay", "--task", kTask, "--out",
+                                             tmp_ + "/x", "--retrieval-mode", "notes"});
+  EXPECT_EQ(no_notes.exit_code, 2);
+  EXPECT_NE(no_notes.stderr_text.find(
+                "ptxbench: error: --retrieval-mode and --retrieval-top-k need --retrieval"),
+            std::string::npos)
+      << no_notes.stderr_text;
 }
 
 }  // namespace
