@@ -1,6 +1,7 @@
 // --timing-protocol paper: the reference implementation's recipe on both runners, after our own
 // timing (eval/paper_timing.h). Its speedup is the one reported; our method's samples, the
 // verified calls and the batch bound still run, so the integrity checks are unchanged.
+#include "eval/integrity_reasons.h"
 #include "eval/paper_timing.h"
 #include "supervisor/eval_stages.h"
 
@@ -54,8 +55,8 @@ StageOutcome paper_timing_stage(EvalContext& ctx) {
   if (failure) return ctx.fail_candidate(*failure);
   // A timed call without GPU activity (or a malformed reply) in the candidate's batch.
   if (!candidate.ok())
-    return ctx.fail_candidate(
-        Finding{PtxbStatus::kRewardHack, std::string("no_gpu_work"), candidate.error().message});
+    return ctx.fail_candidate(Finding{PtxbStatus::kRewardHack, std::string(reason::kNoGpuWork),
+                                      candidate.error().message});
   rec.reference_trial_medians_ms = *reference;
   rec.candidate_trial_medians_ms = *candidate;
   rec.reference_ms = paper_mean_ms(*reference);

@@ -379,7 +379,15 @@ StageOutcome stage_integrity(EvalContext& ctx) {
   // Where the batch bound replaced the candidate's CUPTI time, no CUPTI-based number (ours or the
   // paper recipe's, both in-process) is used.
   const bool cupti_time = !w.integrity.batch_bound || w.integrity.batch_bound->time_used != "bound";
-  const bool paper = w.paper_timing && w.paper_timing->speedup && cupti_time;
+  // The recipe's candidate time is in-process too, and its batches are distinguishable from the
+  // timed calls (flushed and back to back), so it is held to the same bound: below (1 − m)·B it
+  // is not used, and ours (bounded) is reported instead, flagged.
+  const auto& bound = w.integrity.batch_bound;
+  const bool paper_within_bound =
+      w.paper_timing && (!bound || bound->bound_ms <= 0 ||
+                         w.paper_timing->candidate_ms >= (1 - bound->margin) * bound->bound_ms);
+  if (w.paper_timing && !paper_within_bound) w.flags.push_back("paper_time_below_bound");
+  const bool paper = w.paper_timing && w.paper_timing->speedup && cupti_time && paper_within_bound;
   if (paper) {
     // --timing-protocol paper: the recipe's speedup; no interval (the recipe has none).
     w.speedup = w.paper_timing->speedup;

@@ -179,6 +179,7 @@ struct FakeSession final : RunnerSession {
   }
   // The real time one call of a batch takes (what the batch bound measures).
   std::chrono::microseconds batch_call_time{0};
+  std::uint64_t timed_batch_ns = 0;  // what a timed (paper-recipe) batch reports; 0: device_ns
   std::vector<std::size_t> batch_sizes;
   Result<BatchReply> batch(const BatchRequest& request, milliseconds) override {
     batch_sizes.push_back(request.sets.size());
@@ -186,7 +187,8 @@ struct FakeSession final : RunnerSession {
     if (device) device->calls_seen += static_cast<int>(request.sets.size());
     BatchReply reply;
     reply.calls = request.sets.size();
-    if (request.timed) reply.device_ns.assign(request.sets.size(), device_ns);
+    if (request.timed)
+      reply.device_ns.assign(request.sets.size(), timed_batch_ns ? timed_batch_ns : device_ns);
     return reply;
   }
   Status shutdown(milliseconds) override { return ok_status(); }
@@ -1072,6 +1074,25 @@ TEST_F(EvaluatorTest, PaperProtocolReportsTheRecipesSpeedupBesideOurTimes) {
   EXPECT_FALSE(w.speedup_interval.has_value());
   EXPECT_NE(r.message.find("the paper's recipe"), std::string::npos) << r.message;
   EXPECT_TRUE(w.timing_interleave.has_value());  // ours ran too
+}
+
+TEST_F(EvaluatorTest, APaperRecipeTimeBelowTheBoundIsNotUsed) {
+  job_.request.options.timing.paper = true;
+  launcher_.candidate = [this] {
+    auto s = std::make_unique<FakeSession>();
+    s->device = &device_;
+    s->device_ns = 1'000'000;                             // honest on the timed calls
+    s->batch_call_time = std::chrono::microseconds(900);  // U about 0.9 ms
+    s->timed_batch_ns = 100'000;                          // the recipe's batches forged to 0.1 ms
+    return s;
+  };
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const WorkloadEval& w = r.workloads[0];
+  ASSERT_TRUE(w.paper_timing.has_value());
+  EXPECT_NEAR(w.paper_timing->candidate_ms, 0.1, 1e-9);
+  EXPECT_NEAR(*w.speedup, 0.75, 1e-9);  // ours, bounded; not the forged 7.5x
+  EXPECT_NE(std::find(w.flags.begin(), w.flags.end(), "paper_time_below_bound"), w.flags.end());
 }
 
 TEST_F(EvaluatorTest, SequentialTimingIsStillAvailable) {
