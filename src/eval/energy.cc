@@ -8,11 +8,10 @@ namespace ptxb {
 namespace {
 
 // The times at which the counter took a new value (the first poll's value is not a change).
-std::vector<std::pair<double, std::uint64_t>> changes(
-    const std::vector<std::pair<double, std::uint64_t>>& polls) {
-  std::vector<std::pair<double, std::uint64_t>> out;
+std::vector<EnergyPoll> changes(const std::vector<EnergyPoll>& polls) {
+  std::vector<EnergyPoll> out;
   for (std::size_t i = 1; i < polls.size(); ++i)
-    if (polls[i].second != polls[i - 1].second) out.push_back(polls[i]);
+    if (polls[i].mj != polls[i - 1].mj) out.push_back(polls[i]);
   return out;
 }
 
@@ -23,29 +22,25 @@ double net_joules_per_call(double joules, double idle_watts, double seconds, std
   return (joules - idle_watts * seconds) / static_cast<double>(calls);
 }
 
-std::optional<double> counter_period_ms(
-    const std::vector<std::pair<double, std::uint64_t>>& polls) {
+std::optional<double> counter_period_ms(const std::vector<EnergyPoll>& polls) {
   const auto c = changes(polls);
   if (c.size() < 2) return std::nullopt;
   std::vector<double> gaps;
-  for (std::size_t i = 1; i < c.size(); ++i) gaps.push_back(c[i].first - c[i - 1].first);
+  for (std::size_t i = 1; i < c.size(); ++i) gaps.push_back(c[i].ms - c[i - 1].ms);
   std::sort(gaps.begin(), gaps.end());
   const std::size_t n = gaps.size();
   return n % 2 ? gaps[n / 2] : (gaps[n / 2 - 1] + gaps[n / 2]) / 2;
 }
 
-std::optional<double> watts_between_changes(
-    const std::vector<std::pair<double, std::uint64_t>>& polls) {
+std::optional<double> watts_between_changes(const std::vector<EnergyPoll>& polls) {
   const auto c = changes(polls);
-  if (c.size() < 2 || !(c.back().first > c.front().first)) return std::nullopt;
-  const double mj = static_cast<double>(c.back().second - c.front().second);
-  return mj / (c.back().first - c.front().first);  // mJ/ms = W
+  if (c.size() < 2 || !(c.back().ms > c.front().ms)) return std::nullopt;
+  const double mj = static_cast<double>(c.back().mj - c.front().mj);
+  return mj / (c.back().ms - c.front().ms);  // mJ/ms = W
 }
 
-bool energy_between_changes(const std::vector<ActivePoll>& polls, EnergySide& side) {
-  std::vector<ActivePoll> c;
-  for (std::size_t i = 1; i < polls.size(); ++i)
-    if (polls[i].mj != polls[i - 1].mj) c.push_back(polls[i]);
+bool energy_between_changes(const std::vector<EnergyPoll>& polls, EnergySide& side) {
+  const auto c = changes(polls);
   if (c.size() < 2 || c.back().calls <= c.front().calls || !(c.back().ms > c.front().ms))
     return false;
   side.calls = c.back().calls - c.front().calls;

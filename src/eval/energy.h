@@ -42,29 +42,28 @@ struct EnergyRecord {
   static Result<EnergyRecord> from_json(const Json& json);
 };
 
-// (joules − idle_watts × seconds) / calls; 0 without calls.
-double net_joules_per_call(double joules, double idle_watts, double seconds, std::uint64_t calls);
-
-// Median interval in ms between successive changes of the counter in `polls` (time in ms, value
-// in mJ), nullopt with fewer than two changes.
-std::optional<double> counter_period_ms(const std::vector<std::pair<double, std::uint64_t>>& polls);
-
-// One reading during the back-to-back window: time (ms), counter (mJ), calls completed so far.
-struct ActivePoll {
+// One reading of the counter: time (ms), counter (mJ), calls completed so far (0 while idle).
+struct EnergyPoll {
   double ms = 0;
   std::uint64_t mj = 0;
   std::uint64_t calls = 0;
 };
 
+// (joules − idle_watts × seconds) / calls; 0 without calls.
+double net_joules_per_call(double joules, double idle_watts, double seconds, std::uint64_t calls);
+
+// Median interval in ms between successive changes of the counter in `polls`, nullopt with fewer
+// than two changes.
+std::optional<double> counter_period_ms(const std::vector<EnergyPoll>& polls);
+
 // The window between the first and the last change of the counter among `polls` (read after
 // every batch): the only instants where the counter's value is exact, so a counter that updates
 // every ~100 ms (the H200) costs no accuracy. Fills calls, seconds, joules and joules_per_call
 // (idle_watts must be set); false with fewer than two changes or no call between them.
-bool energy_between_changes(const std::vector<ActivePoll>& polls, EnergySide& side);
+bool energy_between_changes(const std::vector<EnergyPoll>& polls, EnergySide& side);
 
 // Watts from `polls`: energy between the first and the last change over the time between them
 // (the only instants where the counter's value is exact); nullopt with fewer than two changes.
-std::optional<double> watts_between_changes(
-    const std::vector<std::pair<double, std::uint64_t>>& polls);
+std::optional<double> watts_between_changes(const std::vector<EnergyPoll>& polls);
 
 }  // namespace ptxb

@@ -21,12 +21,12 @@ double now_ms(EvalClock::time_point origin) {
 }
 
 // Polls the counter every millisecond for kIdleSeconds with nothing running.
-Result<std::vector<std::pair<double, std::uint64_t>>> idle_polls(EvalContext& ctx) {
-  std::vector<std::pair<double, std::uint64_t>> polls;
+Result<std::vector<EnergyPoll>> idle_polls(EvalContext& ctx) {
+  std::vector<EnergyPoll> polls;
   const auto origin = EvalClock::now();
   while (now_ms(origin) < kIdleSeconds * 1000) {
     PTXB_ASSIGN_OR_RETURN(std::uint64_t mj, ctx.device.energy_mj());
-    polls.emplace_back(now_ms(origin), mj);
+    polls.push_back({now_ms(origin), mj, 0});
     std::this_thread::sleep_for(milliseconds(1));
   }
   return polls;
@@ -47,7 +47,7 @@ Result<EnergySide> measure_side(EvalContext& ctx, RunnerSide& side, bool candida
   EnergySide out;
   out.idle_watts = *idle;
   // Back to back, the counter read after every batch; the window is cut between its changes.
-  std::vector<ActivePoll> polls;
+  std::vector<EnergyPoll> polls;
   std::uint64_t calls = 0;
   const auto start = EvalClock::now();
   PTXB_ASSIGN_OR_RETURN(std::uint64_t first_mj, ctx.device.energy_mj());

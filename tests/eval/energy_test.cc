@@ -15,18 +15,18 @@ TEST(Energy, NetJoulesPerCallSubtractsTheIdlePower) {
 
 TEST(Energy, CounterPeriodAndIdleWattsComeFromTheChanges) {
   // Polled every ms; the counter moves every 20 ms by 1.6 J at 80 W.
-  std::vector<std::pair<double, std::uint64_t>> polls;
+  std::vector<EnergyPoll> polls;
   std::uint64_t mj = 5'000'000;
   for (int t = 0; t <= 100; ++t) {
     if (t > 0 && t % 20 == 5) mj += 1600;
-    polls.emplace_back(t, mj);
+    polls.push_back({static_cast<double>(t), mj, 0});
   }
   ASSERT_TRUE(counter_period_ms(polls).has_value());
   EXPECT_NEAR(*counter_period_ms(polls), 20.0, 1e-12);
   ASSERT_TRUE(watts_between_changes(polls).has_value());
   EXPECT_NEAR(*watts_between_changes(polls), 80.0, 1e-12);  // 4 × 1.6 J over 80 ms
   // A counter that never moves tells nothing.
-  std::vector<std::pair<double, std::uint64_t>> flat = {{0, 7}, {1, 7}, {2, 7}};
+  std::vector<EnergyPoll> flat = {{0, 7, 0}, {1, 7, 0}, {2, 7, 0}};
   EXPECT_FALSE(counter_period_ms(flat).has_value());
   EXPECT_FALSE(watts_between_changes(flat).has_value());
 }
@@ -37,7 +37,7 @@ TEST(Energy, TheActiveWindowIsCutAtTheCountersChanges) {
   // calls and 630 J.
   EnergySide side;
   side.idle_watts = 100;
-  std::vector<ActivePoll> polls;
+  std::vector<EnergyPoll> polls;
   std::uint64_t mj = 1'000'000;
   for (int t = 0, calls = 0; t <= 1000; t += 5, calls += 10) {
     if (t % 100 == 30) mj += 70'000;
