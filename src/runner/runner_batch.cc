@@ -6,7 +6,7 @@
 // to this process (its replies included) cannot make the bound smaller than the real work. No
 // L2 flush sits between the calls: the supervisor rotates over sets much larger than L2
 // instead, so the bracket holds only the candidate's work.
-// A `timed` batch with `flush_l2` is the paper's recipe instead (supervisor/paper_timing.cc):
+// A `timed` batch with `flush_l2` is the paper's recipe instead (supervisor/stage_paper.cc):
 // back-to-back calls with a flush before each, every call's CUPTI span reported.
 #include <cuda_runtime_api.h>
 
@@ -67,8 +67,9 @@ Result<Json> RunnerService::handle_batch(const Json& request) {
     if (device != cudaSuccess && !reply.cuda_error)
       reply.cuda_error = cuda_error_info(device, "cudaDeviceSynchronize");
   }
-  if (batch.timed) {
-    // Each call's CUPTI span, as a timed call reports it, from the records under its id.
+  if (batch.timed && !reply.cuda_error) {
+    // Each call's CUPTI span, as a timed call reports it, from the records under its id. (After
+    // a CUDA error the error is the answer; CUPTI may refuse to flush then.)
     ActivityCollector& collector = ActivityCollector::instance();
     PTXB_RETURN_IF_ERROR(collector.flush());
     const std::vector<ActivityRecord> records = collector.take_records();
