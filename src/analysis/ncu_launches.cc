@@ -12,6 +12,7 @@ namespace {
 // The columns the parse needs, by their index in the header row.
 struct LaunchColumns {
   std::size_t id = 0, name = 0, block = 0, grid = 0, time = 0;
+  std::vector<std::pair<std::string, std::size_t>> metrics;  // other metric columns
 };
 
 // Finds each needed column in a header row; an error names the missing one.
@@ -27,6 +28,11 @@ Result<LaunchColumns> find_launch_columns(const std::vector<std::string>& header
   PTXB_ASSIGN_OR_RETURN(columns.block, index_of("Block Size"));
   PTXB_ASSIGN_OR_RETURN(columns.grid, index_of("Grid Size"));
   PTXB_ASSIGN_OR_RETURN(columns.time, index_of(kNcuGpuTimeMetric));
+  // Metric names have a double underscore between unit and counter (dram__bytes_read.sum);
+  // the launch attributes ("Grid Size", "launch__...": also metrics, but not counts) are left.
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (i != columns.time && contains(header[i], "__") && !starts_with(header[i], "launch__"))
+      columns.metrics.emplace_back(header[i], i);
   return columns;
 }
 
@@ -49,6 +55,10 @@ Result<NcuLaunch> parse_launch_row(const std::vector<std::string>& row,
   PTXB_ASSIGN_OR_RETURN(launch.block, parse_launch_dims(row[columns.block]));
   PTXB_ASSIGN_OR_RETURN(launch.grid, parse_launch_dims(row[columns.grid]));
   PTXB_ASSIGN_OR_RETURN(launch.gpu_time_ns, parse_metric_value(row[columns.time]));
+  // Not every counter exists on every GPU ("n/a"): such a cell is left out, and whoever needs
+  // the metric says it is missing.
+  for (const auto& [metric, index] : columns.metrics)
+    if (auto value = parse_metric_value(row[index]); value.ok()) launch.metrics[metric] = *value;
   return launch;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -47,7 +48,17 @@ struct EvalFlags {
   bool energy = false;
   std::vector<std::string> remote;
   bool remote_compile = false;
+  std::string save_profile;
 };
+
+// This machine's tools, with the folder for Nsight Compute's pages when asked (absolute: the
+// supervisor runs elsewhere in the tree's eyes).
+EvalTools local_tools(const std::string& save_profile) {
+  EvalTools tools = EvalTools::discover();
+  if (!save_profile.empty())
+    tools.profile_save_dir = std::filesystem::absolute(save_profile).string();
+  return tools;
+}
 
 // The evaluation through `ptxbench serve` (one or several, least loaded first). A nonce in the
 // idempotency key: running the same command twice evaluates twice, as a local eval does, while
@@ -140,6 +151,11 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                      "Also measure joules per call of the reference and the candidate (NVML's "
                      "energy counter over >= 1 s of back-to-back calls per side, idle power "
                      "subtracted; about 3 s more; interleaved timing only)");
+        app.add_option("--save-profile", flags->save_profile,
+                       "Write Nsight Compute's pages of the profiled call into this folder "
+                       "(ncu_source.csv: executed counts per SASS instruction; ncu_raw.csv: "
+                       "launches and kernel times), for reading what the verdict was made from")
+            ->excludes("--remote");
         auto adjust_options = install(extension, app);
         return [flags, adjust_options, &globals]() -> Result<int> {
           // Ctrl-C ends the compile's and the supervisor's process groups (core/interrupt.h).
@@ -172,8 +188,8 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           PTXB_ASSIGN_OR_RETURN(
               EvalResult result,
               flags->remote.empty()
-                  ? evaluate(request, registry, globals.tasks_dirs, EvalTools::discover(),
-                             processes)
+                  ? evaluate(request, registry, globals.tasks_dirs,
+                             local_tools(flags->save_profile), processes)
                   : evaluate_remotely(request, flags->remote, flags->remote_compile, registry,
                                       globals.tasks_dirs));
           if (!flags->trace_out.empty())

@@ -175,6 +175,7 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   job.ncu_path = tools.ncu_path;
   job.sanitizer_path = tools.sanitizer_path;
   job.sandbox_path = tools.sandbox_path;
+  job.profile_save_dir = tools.profile_save_dir;
   ProcessSpec spec;
   spec.argv = {tools.supervisor_path, "--job", "-"};
   spec.stdin_data = job.to_json().dump();

@@ -27,6 +27,9 @@ struct EvalTools {
   std::string ncu_path;
   std::string sanitizer_path;
   std::string sandbox_path;
+  // Non-empty: the supervisor writes the profiled call's Nsight Compute pages there
+  // (`eval --save-profile`). The operator's choice, never a request's: a service leaves it empty.
+  std::string profile_save_dir;
   // Non-empty: the GPU stages are never run, whatever the machine has, and this is the reason
   // recorded (`ptxbench run --compile-only`).
   std::string gpu_disabled_reason;

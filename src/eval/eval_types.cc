@@ -427,6 +427,9 @@ Json TargetInstructionCheck::to_json() const {
          {"cost_ms", cost_ms}};
   // Absent, not null, without a profiled call: results from before the field read back as-is.
   if (profiled_call) j["profiled_call"] = profiled_call->to_json();
+  if (!phases_ms.empty()) j["phases_ms"] = phases_ms;
+  if (work_done) j["work_done"] = work_done->to_json();
+  if (!work_done_note.empty()) j["work_done_note"] = work_done_note;
   return j;
 }
 
@@ -499,6 +502,8 @@ Result<TargetInstructionCheck> TargetInstructionCheck::from_json(const Json& j) 
   r.required("static", t.static_counts).required("cost_ms", t.cost_ms);
   // Optional: null unless Nsight Compute ran and its output parsed.
   r.optional("dynamic", t.dynamic).optional("profiled_call", t.profiled_call);
+  r.optional("phases_ms", t.phases_ms).optional("work_done", t.work_done);
+  r.optional("work_done_note", t.work_done_note);
   PTXB_RETURN_IF_ERROR(r.status());
   return t;
 }
@@ -626,7 +631,8 @@ Json SupervisorJob::to_json() const {
               {"reference_library_path", reference_library_path},
               {"ncu_path", ncu_path},
               {"sanitizer_path", sanitizer_path},
-              {"sandbox_path", sandbox_path}};
+              {"sandbox_path", sandbox_path},
+              {"profile_save_dir", profile_save_dir}};
 }
 
 Result<SupervisorJob> SupervisorJob::from_json(const Json& json) {
@@ -644,7 +650,7 @@ Result<SupervisorJob> SupervisorJob::from_json(const Json& json) {
   r.optional("tasks_dirs", job.tasks_dirs);
   r.optional("reference_library_path", job.reference_library_path);
   r.optional("ncu_path", job.ncu_path).optional("sanitizer_path", job.sanitizer_path);
-  r.optional("sandbox_path", job.sandbox_path);
+  r.optional("sandbox_path", job.sandbox_path).optional("profile_save_dir", job.profile_save_dir);
   PTXB_RETURN_IF_ERROR(r.status());
   return job;
 }

@@ -25,6 +25,7 @@
 #include "eval/paper_timing.h"
 #include "eval/speedup_interval.h"
 #include "eval/timing_stats.h"
+#include "eval/work_done.h"
 #include "trace/trace.h"
 
 namespace ptxb {
@@ -265,7 +266,13 @@ struct TargetInstructionCheck {
   std::map<std::string, std::int64_t> static_counts;  // family -> SASS lines
   std::optional<DynamicCheck> dynamic;  // the ncu analysis, when Nsight Compute ran and parsed
   double cost_ms = 0;                   // wall time of the profiler run
+  // Where cost_ms went (supervisor/profile_session.h names the phases); empty when not run.
+  std::map<std::string, double> phases_ms;
   std::optional<ProfiledCallRecord> profiled_call;  // when the profiled call was read
+  // The work-done check of the profiled call (eval/work_done.h); absent when not judged, with
+  // why in work_done_note.
+  std::optional<WorkDoneRecord> work_done;
+  std::string work_done_note;
 
   Json to_json() const;
   static Result<TargetInstructionCheck> from_json(const Json& json);
@@ -351,6 +358,7 @@ struct SupervisorJob {
   std::string ncu_path;                 // "" = not available
   std::string sanitizer_path;           // "" = not available
   std::string sandbox_path;             // ptxbench-sandbox; "" = not found
+  std::string profile_save_dir;         // "" = keep nothing (EvalTools::profile_save_dir)
 
   Json to_json() const;
   static Result<SupervisorJob> from_json(const Json& json);

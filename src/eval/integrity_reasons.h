@@ -66,6 +66,9 @@ inline constexpr std::string_view kBatchVoid = "batch_void";
 // kernels or shapes than the timed calls, or its GPU time is outside the band around the timed
 // median: the code that was profiled is not the code that was timed (design.md §3.6).
 inline constexpr std::string_view kProfileMismatch = "profile_mismatch";
+// The profiled call executed less than kMinWorkFraction of the task's FLOP model (tensor-core
+// and FMA arithmetic from ncu's counters; eval/work_done.h): work was skipped.
+inline constexpr std::string_view kInsufficientWork = "insufficient_work";
 
 // ---- correctness ----
 inline constexpr std::string_view kMismatch = "mismatch";

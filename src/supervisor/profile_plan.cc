@@ -1,6 +1,7 @@
 #include "supervisor/profile_plan.h"
 
 #include "analysis/ncu_launches.h"
+#include "analysis/ncu_work.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -92,10 +93,12 @@ std::vector<std::string> ncu_call_options(const ProfilePlan& plan,
   // Without cubin functions (the library in the candidate slot, A/A mode) every launch counts.
   if (!cubin_functions.empty())
     options.insert(options.end(), {"--kernel-name", "regex:" + kernel_name_regex(cubin_functions)});
-  options.insert(options.end(),
-                 {"--launch-skip", std::to_string(plan.launch_skip), "--launch-count",
-                  std::to_string(plan.kernels_per_call), "--metrics",
-                  "inst_executed,thread_inst_executed_true," + std::string(kNcuGpuTimeMetric)});
+  options.insert(
+      options.end(),
+      {"--launch-skip", std::to_string(plan.launch_skip), "--launch-count",
+       std::to_string(plan.kernels_per_call), "--metrics",
+       std::string(plan.source_counters ? "inst_executed,thread_inst_executed_true," : "") +
+           std::string(kNcuGpuTimeMetric) + "," + work_metrics_option()});
   return options;
 }
 
@@ -117,21 +120,40 @@ std::vector<std::string> ncu_call_wrapper(const std::string& ncu_path, const Pro
     profile += " " + shell_quote(option);
   const std::string ncu = shell_quote(ncu_path);
   // TMPDIR is the sandbox's private scratch (a tmpfs gone with the sandbox); "$@" is the
-  // runner's command line, appended by the launcher after this program's name.
+  // runner's command line, appended by the launcher after this program's name. The two pages
+  // are imported concurrently (each import is a whole ncu start-up), into files printed after.
+  const std::string source_import =
+      plan.source_counters
+          ? ncu + " --import \"$d/call.ncu-rep\" --page source --csv --print-source sass"
+          : std::string("true");
   const std::string script = fmt::format(
       "d=$(mktemp -d) || exit 125\n"
+      "t0=$(date +%s%N)\n"
       "{profile} --export \"$d/call\" \"$@\"\n"
       "s=$?\n"
+      "t1=$(date +%s%N)\n"
       "printf '\\n{exit}%d\\n' \"$s\"\n"
       "[ \"$s\" -eq 0 ] || exit \"$s\"\n"
-      "printf '{source}\\n'\n"
-      "{ncu} --import \"$d/call.ncu-rep\" --page source --csv --print-source sass || exit $?\n"
-      "printf '{launches}\\n'\n"
+      "{source_import} >\"$d/source.csv\" 2>&1 &\n"
+      "p=$!\n"
       "{ncu} --import \"$d/call.ncu-rep\" --page raw --csv --print-units base "
-      "--print-kernel-base mangled || exit $?\n"
+      "--print-kernel-base mangled >\"$d/raw.csv\" 2>&1\n"
+      "r=$?\n"
+      "wait \"$p\"\n"
+      "q=$?\n"
+      "t2=$(date +%s%N)\n"
+      "printf '{source}\\n'\n"
+      "cat \"$d/source.csv\"\n"
+      "[ \"$q\" -eq 0 ] || exit \"$q\"\n"
+      "printf '{launches}\\n'\n"
+      "cat \"$d/raw.csv\"\n"
+      "[ \"$r\" -eq 0 ] || exit \"$r\"\n"
+      "printf '{phases}profile=%d imports=%d\\n' $(((t1-t0)/1000000)) $(((t2-t1)/1000000)) "
+      "2>/dev/null\n"
       "printf '{end}\\n'\n",
       fmt::arg("profile", profile), fmt::arg("ncu", ncu), fmt::arg("exit", kMarkProfileExit),
-      fmt::arg("source", kMarkSource), fmt::arg("launches", kMarkLaunches),
+      fmt::arg("source_import", source_import), fmt::arg("source", kMarkSource),
+      fmt::arg("launches", kMarkLaunches), fmt::arg("phases", kMarkPhases),
       fmt::arg("end", kMarkEnd));
   return {"/bin/sh", "-c", script, "ptxbench-profile"};
 }
@@ -147,6 +169,17 @@ ProfileOutputParts profile_output_parts(std::string_view output) {
   }
   if (auto source = after_last_marker(output, kMarkSource)) parts.source = *source;
   if (auto launches = after_last_marker(output, kMarkLaunches)) parts.launches = *launches;
+  std::string phases;
+  if (after_last_marker(output, kMarkPhases, &phases))
+    for (const std::string& field : split(trim(phases), ' ')) {
+      const std::size_t eq = field.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string value = field.substr(eq + 1);
+      if (value.empty() || value.size() > 9 ||
+          value.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      parts.phases_ms["wrapper_" + field.substr(0, eq)] = std::stod(value);
+    }
   parts.complete = after_last_marker(output, kMarkEnd).has_value();
   return parts;
 }

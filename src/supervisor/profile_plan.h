@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,10 @@ struct ProfilePlan {
   int chosen = 0;  // 0-based among the calls after the warm-up
   std::uint32_t kernels_per_call = 0;
   std::uint64_t launch_skip = 0;  // cubin-function launches before the profiled call's first
+  // The source page's per-instruction counters, for the target-instruction verdict: only when
+  // the static check found a target family (they patch every SASS instruction and cost replay
+  // passes); the launch list, the kernel time and the work counters are always collected.
+  bool source_counters = true;
 
   int total_calls() const { return warmup_calls + calls_after_warmup; }
   // 0-based index of the profiled call in the whole sequence.
@@ -62,7 +67,8 @@ std::string kernel_name_regex(const std::vector<std::string>& mangled_names);
 
 // ncu's profiling options for `plan`: clocks left alone (the timed calls run at the clocks the
 // GPU picks, too), mangled names (as CUPTI reports them), the launch filter, and the metrics:
-// the source page's inst_executed and thread_inst_executed_true, and gpu__time_duration.
+// the source page's inst_executed and thread_inst_executed_true (plan.source_counters),
+// gpu__time_duration, and the work-done counters (analysis/ncu_work.h).
 std::vector<std::string> ncu_call_options(const ProfilePlan& plan,
                                           const std::vector<std::string>& cubin_functions);
 
@@ -70,6 +76,7 @@ std::vector<std::string> ncu_call_options(const ProfilePlan& plan,
 inline constexpr std::string_view kMarkProfileExit = "@@ptxb-ncu-profile-exit ";
 inline constexpr std::string_view kMarkSource = "@@ptxb-ncu-source";
 inline constexpr std::string_view kMarkLaunches = "@@ptxb-ncu-launches";
+inline constexpr std::string_view kMarkPhases = "@@ptxb-ncu-phases-ms ";
 inline constexpr std::string_view kMarkEnd = "@@ptxb-ncu-end";
 
 // The tool command line the runner is started under (between the sandbox launcher and the
@@ -87,6 +94,8 @@ struct ProfileOutputParts {
   std::string source;               // the source page CSV
   std::string launches;             // the raw page CSV
   bool complete = false;            // the end marker was seen
+  // The wrapper's own clock (informational: the profiled run, each import), "wrapper_<phase>".
+  std::map<std::string, double> phases_ms;
 };
 ProfileOutputParts profile_output_parts(std::string_view output);
 

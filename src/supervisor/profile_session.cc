@@ -66,7 +66,13 @@ ProfiledRun run_profiled_calls(EvalContext& ctx, const ProfilePlan& plan) {
   wrap.runner_args = {"--no-cupti"};
   wrap.log_cap_bytes = kProfileLogCap;
   wrap.start_limit = remaining(deadline);
+  auto phase_start = EvalClock::now();
+  const auto phase_done = [&](const char* name) {
+    run.phases_ms[name] = ms_since(phase_start);
+    phase_start = EvalClock::now();
+  };
   RunnerSide side = start_runner(ctx, RunnerRole::kCandidate, "profiled runner", &wrap);
+  phase_done("start");
   if (!side.session) {
     run.failure = "the profiled runner did not start: " + side.failure->detail;
     if (side.failure->reason == reason::kSandboxSetup) run.sandbox = side.failure;
@@ -76,6 +82,7 @@ ProfiledRun run_profiled_calls(EvalContext& ctx, const ProfilePlan& plan) {
     run.failure = "the profiled runner did not start: " + side.failure->detail;
   } else {
     run.failure = make_calls(ctx, *side.session, plan, deadline);
+    phase_done("calls");
   }
   if (run.failure.empty()) {
     // ncu prints nothing until its target exits: shutdown, then its imports print the pages.
@@ -86,6 +93,7 @@ ProfiledRun run_profiled_calls(EvalContext& ctx, const ProfilePlan& plan) {
   }
   const RunnerExit exit = side.session->wait(remaining(deadline));
   run.output = drained_log(*side.session);
+  phase_done("report");
   run.sandbox = sandbox_stop(exit, run.output);
   if (run.failure.empty() && !contains(run.output, kMarkEnd))
     run.failure = "ncu's report is incomplete (" + exit.describe() + ")";

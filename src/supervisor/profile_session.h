@@ -6,6 +6,7 @@
 // markers of profile_plan.h.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,9 @@ struct ProfiledRun {
   // is then "unknown" with this reason. Empty on success.
   std::string failure;
   std::string output;  // the runner's and ncu's output, ncu's pages after the markers
+  // Supervisor's clock: "start" (ncu up, the runner bound), "calls" (warm-up and profiled
+  // calls), "report" (shutdown until ncu's pages are printed: replay results, export, imports).
+  std::map<std::string, double> phases_ms;
 };
 
 // Runs the plan within options.ncu_timeout_seconds (start-up, calls and ncu's report together).

@@ -5,8 +5,12 @@
 // calls' (supervisor/profile_check.h), else REWARD_HACK profile_mismatch. Runs only after
 // PASSED; ncu's own failures make the verdict "unknown", never the evaluation's status, except a
 // sandbox stop.
+#include <filesystem>
+
 #include "analysis/ncu_launches.h"
 #include "analysis/ncu_source.h"
+#include "analysis/ncu_work.h"
+#include "core/fs.h"
 #include "core/strings.h"
 #include "eval/integrity_reasons.h"
 #include "supervisor/eval_stages.h"
@@ -22,6 +26,29 @@ std::string output_tail(const std::string& output) {
   return trimmed.size() <= 500 ? trimmed : trimmed.substr(trimmed.size() - 500);
 }
 
+// Why the profile gave no verdict: the target-instruction check's reason when it was being
+// decided, else (a static-absent kernel profiled for its work only) the work-done note.
+void note_failure(EvalContext& ctx, const ProfilePlan& plan, std::string why) {
+  TargetInstructionCheck& check = ctx.result.target_instructions;
+  if (plan.source_counters)
+    check.reason = std::move(why);
+  else
+    check.work_done_note = "not measured: " + why;
+}
+
+// `eval --save-profile`: the pages as ncu printed them. A folder that cannot be written is
+// noted in the check's reason, never the verdict.
+void save_pages(EvalContext& ctx, const ProfileOutputParts& parts) {
+  const std::string& dir = ctx.job.profile_save_dir;
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  Status s = write_file_atomic(dir + "/ncu_source.csv", parts.source);
+  if (s.ok()) s = write_file_atomic(dir + "/ncu_raw.csv", parts.launches);
+  if (!s.ok())
+    ctx.result.target_instructions.reason += "(--save-profile: " + s.error().message + ") ";
+}
+
 // Replaces the recorded PASSED verdict: the workload was recorded by stage_integrity.
 StageOutcome replace_verdict(EvalContext& ctx, const Finding& f) {
   WorkloadEval& recorded = ctx.result.workloads.back();
@@ -32,19 +59,38 @@ StageOutcome replace_verdict(EvalContext& ctx, const Finding& f) {
   return ctx.finish(f.status, f.reason, f.detail);
 }
 
+// The work-done check of the profiled (and matched) call; a finding when work was skipped.
+std::optional<Finding> judge_work(EvalContext& ctx, const std::vector<NcuLaunch>& launches) {
+  TargetInstructionCheck& check = ctx.result.target_instructions;
+  auto measured = work_from_launches(launches);
+  if (!measured.ok()) {
+    check.work_done_note = measured.error().message;
+    return std::nullopt;
+  }
+  auto judged = judge_work_done(ctx.task.flops, ctx.task.min_bytes, *measured);
+  if (!judged.ok()) {
+    check.work_done_note = judged.error().message;
+    return std::nullopt;
+  }
+  check.work_done = *judged;
+  if (!judged->insufficient) return std::nullopt;
+  return Finding{PtxbStatus::kRewardHack, std::string(reason::kInsufficientWork), judged->detail};
+}
+
 // The verdict from a complete run's pages; a mismatch between the profiled and the timed
 // calls is returned as the finding that replaces the pass.
 std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
                                    const ProfileOutputParts& parts) {
   TargetInstructionCheck& check = ctx.result.target_instructions;
-  auto kernels = parse_ncu_source_csv(parts.source, "ncu source page");
+  Result<std::vector<NcuKernelSource>> kernels = std::vector<NcuKernelSource>{};
+  if (plan.source_counters) kernels = parse_ncu_source_csv(parts.source, "ncu source page");
   if (!kernels.ok()) {
     check.reason = kernels.error().message;
     return std::nullopt;
   }
   auto launches = parse_ncu_launches_csv(parts.launches, "ncu raw page");
   if (!launches.ok()) {
-    check.reason = launches.error().message;
+    note_failure(ctx, plan, launches.error().message);
     return std::nullopt;
   }
   ProfiledCallRecord& record = check.profiled_call.emplace(profiled_call_record(plan));
@@ -55,19 +101,20 @@ std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
                                                          : w.candidate_timing->median_ms;
   compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan, timed_median_ms, record,
                         /*compare_shapes=*/!ctx.library_as_candidate);
-  DynamicCheck dynamic = decide_dynamic(*kernels, ctx.compile.artifact.arch);
-  check.dynamic = dynamic;
+  if (plan.source_counters) check.dynamic = decide_dynamic(*kernels, ctx.compile.artifact.arch);
   if (!record.matches) {
     // What ran under the profiler is not what was timed: its instructions prove nothing.
-    check.reason = "the profiled call is not a timed call: " + record.mismatch;
+    note_failure(ctx, plan, "the profiled call is not a timed call: " + record.mismatch);
     return Finding{PtxbStatus::kRewardHack, std::string(reason::kProfileMismatch),
                    fmt::format("the call profiled by Nsight Compute (call {} of {}) does not "
                                "match the timed calls: {}",
                                record.call, record.calls, record.mismatch)};
   }
-  check.verdict = dynamic.verdict;
-  check.reason = dynamic.reason;
-  return std::nullopt;
+  if (check.dynamic) {
+    check.verdict = check.dynamic->verdict;
+    check.reason = check.dynamic->reason;
+  }
+  return judge_work(ctx, *launches);
 }
 
 // Runs the plan and decides the verdict (check.verdict stays "unknown" on any failure).
@@ -77,20 +124,24 @@ StageOutcome profile_call(EvalContext& ctx, const ProfilePlan& plan) {
   ProfiledRun run = run_profiled_calls(ctx, plan);
   check.cost_ms = ms_since(start);
   ctx.stage_done("ncu", start);
+  check.phases_ms = run.phases_ms;
   if (run.sandbox) {
     // The sandbox's verdict replaces the pass: a candidate that makes a forbidden call only
     // under the profiler is still caught (and a sandbox that failed is the harness's).
-    check.reason = "the profiled run was stopped by the sandbox";
+    note_failure(ctx, plan, "the profiled run was stopped by the sandbox");
     return replace_verdict(ctx, *run.sandbox);
   }
   const ProfileOutputParts parts = profile_output_parts(run.output);
+  save_pages(ctx, parts);
+  check.phases_ms.insert(parts.phases_ms.begin(), parts.phases_ms.end());
   if (parts.profile_exit && *parts.profile_exit != 0) {
-    check.reason =
-        fmt::format("ncu exited with status {}: {}", *parts.profile_exit, output_tail(run.output));
+    note_failure(
+        ctx, plan,
+        fmt::format("ncu exited with status {}: {}", *parts.profile_exit, output_tail(run.output)));
     return StageOutcome::kDone;
   }
   if (!run.failure.empty()) {
-    check.reason = run.failure + ": " + output_tail(run.output);
+    note_failure(ctx, plan, run.failure + ": " + output_tail(run.output));
     return StageOutcome::kDone;
   }
   if (auto mismatch = judge_pages(ctx, plan, parts)) return replace_verdict(ctx, *mismatch);
@@ -101,18 +152,19 @@ StageOutcome profile_call(EvalContext& ctx, const ProfilePlan& plan) {
 
 StageOutcome stage_profile(EvalContext& ctx) {
   TargetInstructionCheck& check = ctx.result.target_instructions;
-  if (!ctx.compile.sass.target_present && !ctx.library_as_candidate) {
-    check.verdict = kInstStaticAbsent;
-    return StageOutcome::kDone;
-  }
+  // Without a target family in the SASS the verdict is decided; the profiled call still counts
+  // the work done (cheap counters only, no source page).
+  const bool source_counters = ctx.compile.sass.target_present || ctx.library_as_candidate;
   if (!ctx.options.ncu) {
-    check.verdict = kInstNotRun;
-    check.reason = "disabled (--no-ncu)";
+    check.verdict = source_counters ? kInstNotRun : kInstStaticAbsent;
+    if (source_counters) check.reason = "disabled (--no-ncu)";
+    check.work_done_note = "not measured (--no-ncu)";
     return StageOutcome::kDone;
   }
-  check.verdict = kInstUnknown;
+  check.verdict = source_counters ? kInstUnknown : kInstStaticAbsent;
   if (ctx.job.ncu_path.empty()) {
-    check.reason = "Nsight Compute (ncu) not found";
+    if (source_counters) check.reason = "Nsight Compute (ncu) not found";
+    check.work_done_note = "not measured: Nsight Compute (ncu) not found";
     return StageOutcome::kDone;
   }
   // The operating system's randomness, not the evaluation's seed (which is in the request and
@@ -121,9 +173,11 @@ StageOutcome stage_profile(EvalContext& ctx) {
   auto plan = plan_profile(ctx.candidate_timing.kernels, ctx.policy.warmup_calls,
                            kProfileCandidateCalls, ctx.secret_rng());
   if (!plan.ok()) {
-    check.reason = plan.error().message;
+    if (source_counters) check.reason = plan.error().message;
+    check.work_done_note = "not measured: " + plan.error().message;
     return StageOutcome::kDone;
   }
+  plan->source_counters = source_counters;
   return profile_call(ctx, *plan);
 }
 

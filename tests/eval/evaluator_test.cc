@@ -13,7 +13,9 @@
 #include <map>
 #include <thread>
 
+#include "analysis/ncu_work.h"
 #include "core/fs.h"
+#include "core/strings.h"
 #include "eval/feedback.h"
 #include "sandbox/blocked_syscall.h"
 #include "sandbox/sandbox_policy.h"
@@ -236,6 +238,26 @@ std::string profile_log(const std::string& source_page, double gpu_time_ns,
   log += "\"\",\"\",\"\",\"\",\"nsecond\"\n";
   log += fmt::format("\"0\",\"{}\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"{}\"\n", kernel, gpu_time_ns);
   return log + "@@ptxb-ncu-end\n";
+}
+
+// The same with the work-done counters on the raw page (analysis/ncu_work.h): the tensor pipe
+// did `multiply_adds` BF16 multiply-adds, every other counter zero.
+std::string profile_log_with_work(const std::string& source_page, double gpu_time_ns,
+                                  double multiply_adds) {
+  std::string header =
+      "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"gpu__time_duration.sum\"";
+  std::string units = "\"\",\"\",\"\",\"\",\"nsecond\"";
+  std::string row =
+      fmt::format("\"0\",\"_Z4gemmv\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"{}\"", gpu_time_ns);
+  for (const std::string& metric : split(work_metrics_option(), ',')) {
+    header += ",\"" + metric + "\"";
+    units += metric.find("bytes") != std::string::npos ? ",\"byte\"" : ",\"\"";
+    row += metric == "sm__ops_path_tensor_src_bf16_dst_fp32.sum"
+               ? fmt::format(",\"{:.0f}\"", multiply_adds)
+               : std::string(",\"0\"");
+  }
+  return "runner log line\n\n@@ptxb-ncu-profile-exit 0\n@@ptxb-ncu-source\n" + source_page +
+         "@@ptxb-ncu-launches\n" + header + "\n" + units + "\n" + row + "\n@@ptxb-ncu-end\n";
 }
 
 ProcessResult exited(int code, std::string out, std::string err = "") {
@@ -1233,9 +1255,47 @@ TEST_F(EvaluatorTest, NoNcuFlagIsNotRunAndStaticAbsentSkipsTheProfiler) {
   compile_.sass.target_present = false;
   tools_.runs.clear();
   launcher_.wrapped.clear();
-  EXPECT_EQ(run().target_instructions.verdict, kInstStaticAbsent);
+  // Without a target family the verdict is decided, but the call is still profiled for the work
+  // it did: counters only, no source page.
+  EvalResult r = run();
+  EXPECT_EQ(r.target_instructions.verdict, kInstStaticAbsent);
   EXPECT_TRUE(tools_.runs.empty());
-  EXPECT_TRUE(launcher_.wrapped.empty());
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  const std::string& script = launcher_.wrapped[0].at(launcher_.wrapped[0].size() - 2);
+  EXPECT_EQ(script.find("--page source"), std::string::npos) << script;
+  EXPECT_EQ(script.find("inst_executed,"), std::string::npos) << script;
+  EXPECT_FALSE(r.target_instructions.dynamic.has_value());
+}
+
+// The paper GEMM needs 2*8192*7168*5120 flops = 601.3 GFLOP (tasks/cost_model.h).
+TEST_F(EvaluatorTest, WorkDoneJudgesTheProfiledCallsArithmetic) {
+  const double gemm_multiply_adds = 8192.0 * 7168 * 5120;
+  profile_log_ =
+      profile_log_with_work(testdata("eval/ncu/wgmma_live.csv"), 1'000'000, gemm_multiply_adds);
+  EvalResult full = run();
+  ASSERT_EQ(full.status, PtxbStatus::kPassed) << full.message;
+  ASSERT_TRUE(full.target_instructions.work_done.has_value())
+      << full.target_instructions.work_done_note;
+  EXPECT_NEAR(full.target_instructions.work_done->fraction, 1.0, 1e-9);
+  EXPECT_EQ(full.target_instructions.verdict, kInstDynamicPresent);
+
+  // A quarter of the multiply-adds: the outputs passed, the work was skipped.
+  profile_log_ =
+      profile_log_with_work(testdata("eval/ncu/wgmma_live.csv"), 1'000'000, gemm_multiply_adds / 4);
+  EvalResult skipped = run();
+  EXPECT_EQ(skipped.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(skipped.reason, "insufficient_work");
+  EXPECT_NE(skipped.message.find("601.3 GFLOP"), std::string::npos) << skipped.message;
+  EXPECT_NE(skipped.message.find("150.3 GFLOP"), std::string::npos) << skipped.message;
+
+  // Counters missing from the profile: not judged, and the note says why.
+  profile_log_ = profile_log(testdata("eval/ncu/wgmma_live.csv"), 1'000'000);
+  EvalResult unmeasured = run();
+  EXPECT_EQ(unmeasured.status, PtxbStatus::kPassed);
+  EXPECT_FALSE(unmeasured.target_instructions.work_done.has_value());
+  EXPECT_NE(unmeasured.target_instructions.work_done_note.find("sm__ops_path_tensor"),
+            std::string::npos)
+      << unmeasured.target_instructions.work_done_note;
 }
 
 TEST_F(EvaluatorTest, ResultRoundTripsAndMapsToSchemaStatuses) {

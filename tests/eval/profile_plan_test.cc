@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/ncu_work.h"
+
 #include "supervisor/profile_check.h"
 
 namespace ptxb {
@@ -73,13 +75,24 @@ TEST(ProfilePlan, NcuOptionsSelectExactlyTheChosenCallsKernels) {
   ASSERT_TRUE(plan.ok());
   const std::vector<std::string> options = ncu_call_options(*plan, {"_Z4mainv", "_Z3a$b.cv"});
   const std::vector<std::string> expected = {
-      "--clock-control",    "none",
-      "--kernel-name-base", "mangled",
-      "--kernel-name",      "regex:^(_Z4mainv|_Z3a\\$b\\.cv)$",
-      "--launch-skip",      "33",
-      "--launch-count",     "3",
-      "--metrics",          "inst_executed,thread_inst_executed_true,gpu__time_duration.sum"};
+      "--clock-control",
+      "none",
+      "--kernel-name-base",
+      "mangled",
+      "--kernel-name",
+      "regex:^(_Z4mainv|_Z3a\\$b\\.cv)$",
+      "--launch-skip",
+      "33",
+      "--launch-count",
+      "3",
+      "--metrics",
+      "inst_executed,thread_inst_executed_true,gpu__time_duration.sum," + work_metrics_option()};
   EXPECT_EQ(options, expected);
+  // Without a target family in the SASS: the launch list, the time and the work counters only.
+  ProfilePlan counters_only = *plan;
+  counters_only.source_counters = false;
+  EXPECT_EQ(ncu_call_options(counters_only, {}).back(),
+            "gpu__time_duration.sum," + work_metrics_option());
   // Without cubin functions (the library in the candidate slot) every launch counts.
   const std::vector<std::string> unfiltered = ncu_call_options(*plan, {});
   EXPECT_EQ(std::find(unfiltered.begin(), unfiltered.end(), "--kernel-name"), unfiltered.end());
@@ -98,6 +111,8 @@ TEST(ProfilePlan, WrapperProfilesTheRunnerThenPrintsBothPagesBetweenMarkers) {
   EXPECT_NE(script.find("'--launch-skip' '30' '--launch-count' '3'"), std::string::npos);
   EXPECT_NE(script.find("--export \"$d/call\" \"$@\""), std::string::npos);
   EXPECT_NE(script.find("--page source --csv --print-source sass"), std::string::npos);
+  // The two imports run side by side; the pages are printed after both ended.
+  EXPECT_NE(script.find("wait \"$p\""), std::string::npos);
   EXPECT_NE(script.find("--page raw --csv --print-units base --print-kernel-base mangled"),
             std::string::npos);
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");

@@ -1,0 +1,107 @@
+#include "eval/work_done.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/ncu_work.h"
+
+namespace ptxb {
+namespace {
+
+// The paper's GEMM: M=8192, N=7168, K=5120 -> 2*M*N*K = 601,295,421,440 flops.
+constexpr double kGemmFlops = 2.0 * 8192 * 7168 * 5120;
+
+NcuLaunch launch_with(const std::string& name, std::map<std::string, double> metrics) {
+  NcuLaunch launch;
+  launch.name = name;
+  launch.metrics = std::move(metrics);
+  return launch;
+}
+
+// Every counter of ncu_work.h at zero, then `overrides`.
+std::map<std::string, double> counters(std::map<std::string, double> overrides) {
+  std::map<std::string, double> all;
+  for (const auto* list : {&tensor_work_counters(), &fma_work_counters(), &dram_work_counters()})
+    for (const WorkCounter& c : *list) all[std::string(c.metric)] = 0;
+  for (auto& [k, v] : overrides) all[k] = v;
+  return all;
+}
+
+TEST(WorkDone, SumsWeightedCountersOverEveryLaunch) {
+  // Two launches (a split-K GEMM and its reduction): tensor ops count one multiply-add each.
+  const std::vector<NcuLaunch> launches = {
+      launch_with("_Z5splitv", counters({{"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1000},
+                                         {"dram__bytes_read.sum", 64},
+                                         {"dram__bytes_write.sum", 32}})),
+      launch_with("_Z6reducev",
+                  counters({{"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 10},
+                            {"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", 5},
+                            {"dram__bytes_read.sum", 8}}))};
+  auto measure = work_from_launches(launches);
+  ASSERT_TRUE(measure.ok()) << measure.error().message;
+  EXPECT_DOUBLE_EQ(measure->tensor_flops, 2000);  // 1000 multiply-adds x 2
+  EXPECT_DOUBLE_EQ(measure->fma_flops, 20 + 20);  // FFMA x 2 + HFMA2 x 4
+  EXPECT_DOUBLE_EQ(measure->dram_bytes, 64 + 32 + 8);
+}
+
+TEST(WorkDone, AMissingCounterIsAnErrorNotZeroWork) {
+  auto metrics = counters({});
+  metrics.erase("dram__bytes_write.sum");
+  auto measure = work_from_launches({launch_with("_Z1kv", metrics)});
+  ASSERT_FALSE(measure.ok());
+  EXPECT_NE(measure.error().message.find("dram__bytes_write.sum"), std::string::npos);
+  EXPECT_NE(measure.error().message.find("_Z1kv"), std::string::npos);
+}
+
+TEST(WorkDone, TheFullProblemPassesAndAQuarterOfItIsInsufficient) {
+  WorkMeasure full;
+  full.tensor_flops = kGemmFlops * 1.02;  // tile padding: a little more than the model
+  auto passed = judge_work_done(kGemmFlops, 0, full);
+  ASSERT_TRUE(passed.ok());
+  EXPECT_FALSE(passed->insufficient);
+  EXPECT_NEAR(passed->fraction, 1.02, 1e-12);
+
+  // A kernel that computes one K-slice in four (a rank-reduced shortcut) and a few FMAs.
+  WorkMeasure quarter;
+  quarter.tensor_flops = kGemmFlops / 4;
+  quarter.fma_flops = 1e6;
+  auto hacked = judge_work_done(kGemmFlops, 0, quarter);
+  ASSERT_TRUE(hacked.ok());
+  EXPECT_TRUE(hacked->insufficient);
+  EXPECT_NEAR(hacked->fraction, (kGemmFlops / 4 + 1e6) / kGemmFlops, 1e-12);
+  // Both numbers are in the sentence a model reads: 150.3 GFLOP measured, 601.3 needed.
+  EXPECT_NE(hacked->detail.find("150.3 GFLOP"), std::string::npos) << hacked->detail;
+  EXPECT_NE(hacked->detail.find("601.3 GFLOP"), std::string::npos) << hacked->detail;
+}
+
+TEST(WorkDone, CausalAttentionAtTheTriangleIsEnough) {
+  // mha_with_lse_d128_causal: B*H = 64 heads (e.g.), S = 4096, D = 128: the model counts
+  // S*(S+1)/2 pairs. A kernel computing whole diagonal tiles does a little more; one that
+  // skips every other key block of the triangle does half and fails at the threshold's edge.
+  const double pairs = 64.0 * 4096 * 4097 / 2;
+  const double model = 2 * 2 * pairs * 128;
+  WorkMeasure tiles;
+  tiles.tensor_flops = model * 1.016;
+  EXPECT_FALSE(judge_work_done(model, 0, tiles)->insufficient);
+  WorkMeasure half;
+  half.tensor_flops = model * 0.49;
+  EXPECT_TRUE(judge_work_done(model, 0, half)->insufficient);
+}
+
+TEST(WorkDone, NoModelIsNotJudged) {
+  EXPECT_FALSE(judge_work_done(0, 0, WorkMeasure{}).ok());
+}
+
+TEST(WorkDone, RoundTripsThroughJson) {
+  WorkMeasure m;
+  m.tensor_flops = 3e11;
+  m.fma_flops = 2e9;
+  m.dram_bytes = 1.5e8;
+  auto record = judge_work_done(kGemmFlops, 1.2e8, m);
+  ASSERT_TRUE(record.ok());
+  auto back = WorkDoneRecord::from_json(record->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->to_json(), record->to_json());
+}
+
+}  // namespace
+}  // namespace ptxb
