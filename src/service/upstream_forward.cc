@@ -60,10 +60,14 @@ void UpstreamService::dispatch_loop() {
     owned.posting = true;
     owned_[id] = owned;
     ++backends_[*target]->load.handed;
+    ++backends_[*target]->posting;
     const std::int64_t dispatch_seq = ++seq_;
     lock.unlock();
     forward(id, *target, round, dispatch_seq);
     lock.lock();
+    // Counted as answered a little late: a reading in between counts it twice, never not at all.
+    --backends_[*target]->posting;
+    ++backends_[*target]->posted;
   }
 }
 
@@ -165,12 +169,19 @@ void UpstreamService::poll_loop(std::size_t index) {
 
 void UpstreamService::refresh_health(std::size_t index) {
   Backend& backend = *backends_[index];
+  std::int64_t posted_before = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    posted_before = backend.posted;
+  }
   auto health = backend.client->get("/v1/health", 5);
   const double now = clock_.now_seconds();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (health.ok()) {
       backend.load = BackendLoad::from_health(*health);
+      // What the reading cannot be sure to show: answered since it was asked for, or in flight.
+      backend.load.handed = static_cast<int>(backend.posted - posted_before) + backend.posting;
       backend.status = health->value("status", "ok");
       backend.unreachable_since = 0;
       if (backend.load.serving > 0)

@@ -89,6 +89,10 @@ class UpstreamService final : public JobService {
     std::string last_error;
     double unreachable_since = 0;  // 0: reachable (or never tried)
     double degraded_since = 0;     // reachable without a serving worker since
+    // Hand-overs a health reading may not show: posting now, or answered after the reading was
+    // asked for. load.handed is recomputed from these at each reading.
+    int posting = 0;
+    std::int64_t posted = 0;  // hand-overs answered so far
     std::thread poller;
   };
 
