@@ -2,14 +2,20 @@
 # GPU benchmarks run by `scripts/gpu_check.sh bench` (BIN, LIBEXEC and OUT_DIR set there).
 # PTXB_BENCHMARKS picks them (default "eval solutions"): eval (A/A and the evaluator's costs,
 # about 4 minutes), solutions (every reference rung, three seeds: about 13 minutes) and aa (A/A
-# fidelity per task and seed, bench/aa_bench.sh: AA_TASKS, AA_SEEDS; about 10 s per evaluation).
+# fidelity per task and seed, bench/aa_bench.sh: AA_TASKS, AA_SEEDS; about 10 s per evaluation) and
+# service (`ptxbench serve` on GPU 0: the paper tasks locally vs through the service, its
+# overhead per GEMM evaluation, exploits and the replay through it, bench/service_gpu.sh; at most
+# about 6 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+rc=0 # the service checks fail the step (the other benchmarks only measure)
 for b in ${PTXB_BENCHMARKS:-eval solutions}; do
   case "$b" in
     eval) bash bench/eval_bench.sh ;;
     aa) bash bench/aa_bench.sh ;;
     solutions) bash bench/solutions_bench.sh ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa)" >&2; exit 2 ;;
+    service) bash bench/service_gpu.sh || rc=1 ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service)" >&2; exit 2 ;;
   esac
 done
+exit $rc

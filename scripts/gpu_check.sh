@@ -13,7 +13,8 @@
 #              variants of the attention rungs, seed 11)
 #   replay     `ptxbench run --model replay` of the paper-h100 suite (2 turns)
 #   bench      the evaluator and solutions benchmarks (bench/run_gpu_benchmarks.sh;
-#              PTXB_BENCHMARKS="eval" or "solutions" runs one of them)
+#              PTXB_BENCHMARKS="eval" or "solutions" runs one of them; "service" the evaluation
+#              service's checks, bench/service_gpu.sh)
 #   samples    real ncu / compute-sanitizer output for the parsers' golden files
 #              (testdata/eval/ncu, testdata/eval/sanitizer): $SAMPLE_VARIANTS of
 #              testdata/eval/gemm_variants.cu (default: 0)
@@ -155,7 +156,7 @@ fi
 
 if want bench; then
   BIN="$BIN" LIBEXEC="$LIBEXEC" TESTS="$TESTS" OUT_DIR="$OUT_DIR" bash bench/run_gpu_benchmarks.sh || status=1
-  note "bench: done (eval_bench.md, reference_solutions.md)"
+  note "bench: done (${PTXB_BENCHMARKS:-eval solutions}: eval_bench.md, reference_solutions.md, service_gpu.md)"
 fi
 
 if want samples; then

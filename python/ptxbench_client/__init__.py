@@ -6,6 +6,12 @@ Standard library only (urllib), so RL and training loops can `pip install ./pyth
     c = Client("http://127.0.0.1:8470", token=None)
     result = c.evaluate(open("kernel.cu").read(), task="gemm_n7168_k5120")
     reward = result["workloads"][0].get("speedup") if result["status"] == "PASSED" else 0.0
+    clean = c.sanitize(source, task="gemm_n7168_k5120")["status"] == "PASSED"
+    target = c.profile(source, task="gemm_n7168_k5120")["target_instructions"]["verdict"]
+
+Operations (docs/service.md "Operations"): "evaluate" (correctness, timing, the checks),
+"sanitize" (the compute-sanitizer gate and the correctness trials, nothing timed), "profile"
+(evaluate with the Nsight Compute target-instruction check forced on).
 """
 import hashlib
 import json
@@ -13,7 +19,9 @@ import time
 import urllib.error
 import urllib.request
 
-__all__ = ["Client", "ServiceError"]
+__all__ = ["Client", "ServiceError", "OPERATIONS"]
+
+OPERATIONS = ("evaluate", "sanitize", "profile")
 
 
 class ServiceError(Exception):
@@ -59,11 +67,15 @@ class Client:
     def tasks(self):
         return self._call("GET", "/v1/tasks")["tasks"]
 
-    def submit(self, source, task, options=None, arch="", idempotency_key=None, name="kernel.cu"):
-        """Submits a kernel source (uploaded only when the service lacks it); the job dict."""
+    def submit(self, source, task, options=None, arch="", idempotency_key=None, name="kernel.cu",
+               operation="evaluate"):
+        """Submits a kernel source (uploaded only when the service lacks it); the job dict.
+
+        `operation` is one of OPERATIONS; another is refused by the service (400
+        unsupported_operation), and so is an option that contradicts it (400 invalid)."""
         blob = source.encode() if isinstance(source, str) else source
         sha = hashlib.sha256(blob).hexdigest()
-        body = {"operation": "evaluate", "task": task, "arch": arch,
+        body = {"operation": operation, "task": task, "arch": arch,
                 "artifact": {"sha256": sha, "name": name}, "options": options or {}}
         if idempotency_key:
             body["idempotency_key"] = idempotency_key
@@ -96,3 +108,13 @@ class Client:
         if job["state"] != "done":
             raise ServiceError(200, "job_" + job["state"], job.get("reason") or "")
         return self.result(job["id"])
+
+    def sanitize(self, source, task, options=None, timeout=3600.0, **kwargs):
+        """The compute-sanitizer gate and the correctness trials: PASSED is clean and correct;
+        nothing is timed (no speedup). options["sanitizer_tool"] picks the tool (memcheck)."""
+        return self.evaluate(source, task, options, timeout, operation="sanitize", **kwargs)
+
+    def profile(self, source, task, options=None, timeout=3600.0, **kwargs):
+        """The evaluation with the Nsight Compute check forced on; read
+        result["target_instructions"]["verdict"] (dynamic_present, ...) and the latency."""
+        return self.evaluate(source, task, options, timeout, operation="profile", **kwargs)

@@ -70,6 +70,24 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(a["id"], b["id"])
         self.assertFalse(b["created"])
 
+    def test_operations_sanitize_and_profile(self):
+        src = "// ptxbench-fake-eval: status=PASSED speedup=1.5 tag=pyop\n"
+        sanitized = self.client.sanitize(src, task="gemm_n7168_k5120")
+        self.assertEqual(sanitized["status"], "PASSED")
+        self.assertTrue(sanitized["options"]["sanitize"])
+        self.assertIsNone(sanitized["workloads"][0]["speedup"])  # nothing timed
+        self.assertIn("operation sanitize", sanitized["message"])
+        profiled = self.client.profile(src, task="gemm_n7168_k5120")
+        self.assertTrue(profiled["options"]["ncu"])
+        self.assertAlmostEqual(profiled["workloads"][0]["speedup"], 1.5)
+        self.assertIn("operation profile", profiled["message"])
+        with self.assertRaises(ServiceError) as e:
+            self.client.submit(src, "gemm_n7168_k5120", operation="debug")
+        self.assertEqual((e.exception.status, e.exception.code), (400, "unsupported_operation"))
+        with self.assertRaises(ServiceError) as e:
+            self.client.profile(src, task="gemm_n7168_k5120", options={"ncu": False})
+        self.assertEqual((e.exception.status, e.exception.code), (400, "invalid"))
+
     def test_errors_carry_their_code(self):
         with self.assertRaises(ServiceError) as e:
             self.client.submit("x", "no_such_task")

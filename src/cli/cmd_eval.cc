@@ -1,4 +1,5 @@
-// `ptxbench eval KERNEL.cu --task NAME [--json] [--trace-out FILE.jsonl] [--sanitize]
+// `ptxbench eval KERNEL.cu --task NAME [--operation evaluate|sanitize|profile] [--json]
+//                [--trace-out FILE.jsonl] [--sanitize]
 //                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
 //                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential|paper] [--energy]
 //                [--remote URL[,URL...] [--remote-compile]]`
@@ -6,7 +7,9 @@
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
 // compute-sanitizer gate and the Nsight Compute target-instruction check (docs/eval.md). With
 // --remote the same request goes to an evaluation service (`ptxbench serve`, docs/service.md)
-// instead, with the bearer token from PTXBENCH_SERVICE_TOKEN.
+// instead, with the bearer token from PTXBENCH_SERVICE_TOKEN. --operation sanitize runs the
+// compute-sanitizer gate and the correctness trials only; profile forces the Nsight Compute
+// check on (eval/eval_operation.h).
 // Exit codes: 0 PASSED, 1 the candidate failed (any other status), 3 incomplete (no GPU here:
 // compile and static analysis ran, GPU stages skipped), 2 usage error.
 #include <unistd.h>
@@ -45,6 +48,7 @@ struct EvalFlags {
   bool feedback = false;
   bool unsafe_no_sandbox = false;
   std::string timing_protocol = "interleaved";
+  std::string operation = "evaluate";
   bool energy = false;
   std::vector<std::string> remote;
   bool remote_compile = false;
@@ -113,6 +117,11 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
         app.add_flag("--json", flags->json, "Print the full result (traces, stages) as JSON");
         app.add_option("--trace-out", flags->trace_out,
                        "Append one FlashInfer-Trace line per workload to this .jsonl file");
+        app.add_option("--operation", flags->operation,
+                       "evaluate (default): correctness, timing and the checks; sanitize: the "
+                       "compute-sanitizer gate and the correctness trials, nothing timed; "
+                       "profile: evaluate with the Nsight Compute check forced on")
+            ->check(CLI::IsMember({"evaluate", "sanitize", "profile"}));
         app.add_flag("--sanitize", flags->sanitize,
                      "Run compute-sanitizer on one call first; findings -> MEMORY_ERROR");
         app.add_option("--sanitizer-tool", flags->sanitizer_tool, "Sanitizer tool for --sanitize")
@@ -178,6 +187,10 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.timing.paper = flags->timing_protocol == "paper";
           request.options.energy = flags->energy;
           adjust_options(request.options);
+          request.operation = *parse_eval_operation(flags->operation);  // CLI checked the name
+          if (auto applied = apply_operation(request.operation, request.options); !applied.ok())
+            return make_error("usage", "--operation {}: {}", flags->operation,
+                              applied.error().message);
           if (!flags->remote.empty() &&
               (request.options.unsafe_no_sandbox || request.options.disable_static_checks ||
                request.options.reference_as_candidate))

@@ -1,9 +1,12 @@
 // `ptxbench serve [--listen HOST:PORT] [--allow-remote] [--gpus LIST] [--db PATH] [--tokens FILE]
 //                 [--threads N] [--max-upload-bytes N] [--retention-hours H] [--job-timeout S]
-//                 [--max-attempts N] [--canary-every N] [--canary-drift F] [--no-canary]`
+//                 [--max-attempts N] [--canary-every N] [--canary-drift F] [--no-canary]
+//                 [--upstream URL,... [--backend-grace S]]`
 // The evaluation service (docs/service.md): the HTTP/JSON API of src/service over one worker
-// process per GPU. `ptxbench serve-worker` is that worker process (started by serve, not by
-// people): it runs the `ptxbench eval` pipeline for each request on its stdin.
+// process per GPU, or with --upstream a front that owns no GPU and forwards to those services
+// (service/upstream_service.h; its token on them from PTXBENCH_UPSTREAM_TOKEN). `ptxbench
+// serve-worker` is that worker process (started by serve, not by people): it runs the `ptxbench
+// eval` pipeline for each request on its stdin.
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,10 +21,12 @@
 #include "core/install_layout.h"
 #include "core/strings.h"
 #include "env/gpu_probe.h"
+#include "llm/http_transport.h"
 #include "service/eval_service.h"
 #include "service/http_api.h"
 #include "service/process_worker.h"
 #include "service/sqlite_job_store.h"
+#include "service/upstream_service.h"
 #include "service/worker_protocol.h"
 
 namespace ptxb::cli {
@@ -41,6 +46,8 @@ struct ServeFlags {
   int canary_every = service::CanaryPolicy{}.every_jobs;
   double canary_drift = service::CanaryPolicy{}.max_drift;
   bool no_canary = false;
+  std::vector<std::string> upstream;
+  double backend_grace = service::UpstreamOptions{}.backend_grace_seconds;
 };
 
 Result<std::pair<std::string, int>> parse_listen(const std::string& listen) {
@@ -73,6 +80,61 @@ Result<std::vector<std::string>> serve_gpus(const std::string& flag) {
 }
 
 service::HttpApi* g_api = nullptr;  // for the SIGINT/SIGTERM handler thread
+
+// Serves `api` until SIGINT/SIGTERM (queued jobs stay in the store).
+void serve_until_signalled(service::HttpApi& api, const std::string& banner) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  g_api = &api;
+  std::thread signal_thread([stop_signals] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (g_api) g_api->stop();
+  });
+  signal_thread.detach();
+  std::cout << banner << std::endl;
+  api.serve();
+  g_api = nullptr;
+}
+
+// --upstream: the front of several services. It validates requests against its own task
+// catalogue (the backends' must hold the same tasks) and keeps its jobs, artifacts and the
+// ledger of where each job went in --db.
+Result<int> serve_upstream(const ServeFlags& f, const TaskRegistry& registry,
+                           service::HttpOptions http, const std::string& host) {
+  service::UpstreamOptions options;
+  for (const auto& url : f.upstream) {
+    const std::string trimmed = trim(url);
+    if (trimmed.rfind("http://", 0) != 0 && trimmed.rfind("https://", 0) != 0)
+      return make_error("usage", "--upstream: \"{}\" is not an http:// or https:// URL", url);
+    options.backends.push_back(trimmed);
+  }
+  if (options.backends.empty()) return make_error("usage", "--upstream: no URL given");
+  // Never a flag: it would show in `ps` (as PTXBENCH_SERVICE_TOKEN for the clients).
+  if (const char* token = std::getenv("PTXBENCH_UPSTREAM_TOKEN")) options.token = token;
+  options.backend_grace_seconds = f.backend_grace;
+  options.retention_seconds = f.retention_hours * 3600;
+  options.max_waiters = std::max(1, f.threads - 16);
+  PTXB_ASSIGN_OR_RETURN(auto store, service::SqliteJobStore::open(f.db));
+  PTXB_ASSIGN_OR_RETURN(auto ledger, service::UpstreamLedger::open(f.db));
+  service::ArtifactStore artifacts(f.db + ".artifacts", f.max_upload_bytes);
+  PTXB_RETURN_IF_ERROR(artifacts.init());
+  CurlHttpTransport transport;
+  service::SystemClock clock;
+  service::UpstreamService front(*store, *ledger, artifacts, registry, transport, clock, options);
+  service::HttpApi api(front, registry, clock, std::move(http));
+  PTXB_ASSIGN_OR_RETURN(int port, api.bind());
+  PTXB_RETURN_IF_ERROR(front.start());
+  serve_until_signalled(api, fmt::format("ptxbench serve: listening on http://{}:{} (front of {} "
+                                         "service{}, store {})",
+                                         host, port, options.backends.size(),
+                                         options.backends.size() == 1 ? "" : "s", f.db));
+  front.stop();
+  return 0;
+}
 
 }  // namespace
 
@@ -115,6 +177,17 @@ CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension) {
         app.add_option("--canary-drift", f->canary_drift, "Relative canary drift that drains a GPU")
             ->capture_default_str();
         app.add_flag("--no-canary", f->no_canary, "Run no calibration canary");
+        auto* upstream =
+            app.add_option("--upstream", f->upstream,
+                           "Front several services instead of serving GPUs: forward jobs to "
+                           "these URLs by free GPU capacity (their token from "
+                           "PTXBENCH_UPSTREAM_TOKEN)")
+                ->delimiter(',');
+        app.add_option("--backend-grace", f->backend_grace,
+                       "With --upstream: seconds a backend may be unreachable (or without a "
+                       "serving GPU) before its jobs are moved or failed")
+            ->needs(upstream)
+            ->capture_default_str();
         auto adjust_worker = install(extension, app);
         return [f, adjust_worker, &globals]() -> Result<int> {
           PTXB_ASSIGN_OR_RETURN(auto listen, parse_listen(f->listen));
@@ -129,7 +202,8 @@ CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension) {
                               "--allow-remote needs --tokens (no anonymous access "
                               "from other machines)");
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
-          PTXB_ASSIGN_OR_RETURN(std::vector<std::string> gpus, serve_gpus(f->gpus));
+          if (!f->upstream.empty() && !f->gpus.empty())
+            return make_error("usage", "--upstream fronts other services: it serves no --gpus");
 
           service::HttpOptions http;
           http.host = listen.first;
@@ -140,6 +214,8 @@ CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension) {
             PTXB_ASSIGN_OR_RETURN(http.tokens,
                                   service::TokenTable::load(f->tokens, service::ClientLimits{}));
           }
+          if (!f->upstream.empty()) return serve_upstream(*f, registry, http, listen.first);
+          PTXB_ASSIGN_OR_RETURN(std::vector<std::string> gpus, serve_gpus(f->gpus));
           service::ServiceOptions options;
           options.max_attempts = f->max_attempts;
           options.job_timeout_seconds = f->job_timeout;
@@ -175,26 +251,11 @@ CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension) {
           PTXB_ASSIGN_OR_RETURN(int port, api.bind());
           PTXB_RETURN_IF_ERROR(svc.start());
 
-          // SIGINT/SIGTERM stop the server cleanly (queued jobs stay in the store).
-          sigset_t stop_signals;
-          sigemptyset(&stop_signals);
-          sigaddset(&stop_signals, SIGINT);
-          sigaddset(&stop_signals, SIGTERM);
-          pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-          g_api = &api;
-          std::thread signal_thread([stop_signals] {
-            int sig = 0;
-            sigwait(&stop_signals, &sig);
-            if (g_api) g_api->stop();
-          });
-          signal_thread.detach();
-
-          std::cout << "ptxbench serve: listening on http://" << listen.first << ":" << port << " ("
-                    << gpus.size() << " worker" << (gpus.size() == 1 ? "" : "s") << ", store "
-                    << f->db << ")" << std::endl;
-          api.serve();
+          serve_until_signalled(
+              api,
+              fmt::format("ptxbench serve: listening on http://{}:{} ({} worker{}, store {})",
+                          listen.first, port, gpus.size(), gpus.size() == 1 ? "" : "s", f->db));
           svc.stop();
-          g_api = nullptr;
           return 0;
         };
       }};

@@ -134,6 +134,8 @@ Json EvalRequest::to_json() const {
          {"source", source},
          {"options", options.to_json()}};
   if (prebuilt) j["prebuilt"] = prebuilt->to_json();
+  if (operation != EvalOperation::kEvaluate)
+    j["operation"] = std::string(eval_operation_name(operation));
   return j;
 }
 
@@ -144,7 +146,14 @@ Result<EvalRequest> EvalRequest::from_json(const Json& json) {
   // Optional: the task's arch when absent or empty; "kernel.cu"; the default options.
   fields.optional("arch", r.arch).optional("source_name", r.source_name);
   fields.optional("options", r.options);
+  std::string operation(eval_operation_name(r.operation));
+  fields.optional("operation", operation);
   PTXB_RETURN_IF_ERROR(fields.status());
+  auto parsed = parse_eval_operation(operation);
+  if (!parsed)
+    return make_error("parse", "$.operation: \"{}\" is not one of {}", operation,
+                      eval_operation_names());
+  r.operation = *parsed;
   if (json.contains("prebuilt") && !json["prebuilt"].is_null()) {
     PTXB_ASSIGN_OR_RETURN(PrebuiltFiles prebuilt, PrebuiltFiles::from_json(json["prebuilt"]));
     r.prebuilt = std::move(prebuilt);

@@ -21,6 +21,7 @@
 #include "eval/batch_bound.h"
 #include "eval/device_facts.h"
 #include "eval/energy.h"
+#include "eval/eval_operation.h"
 #include "eval/interleave.h"
 #include "eval/paper_timing.h"
 #include "eval/speedup_interval.h"
@@ -71,6 +72,10 @@ struct PrebuiltFiles {
 };
 
 struct EvalRequest {
+  // Which stages run (eval/eval_operation.h); `options` already carry what it implies
+  // (apply_operation). Absent from the JSON for evaluate, so existing requests keep their
+  // idempotency keys (service/service_client.h request_key).
+  EvalOperation operation = EvalOperation::kEvaluate;
   std::string task;
   std::string arch;  // empty: the task's
   std::string source_name = "kernel.cu";

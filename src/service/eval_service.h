@@ -25,8 +25,10 @@
 #include "service/canary.h"
 #include "service/clock.h"
 #include "service/fair_queue.h"
+#include "service/job_service.h"
 #include "service/job_store.h"
 #include "service/service_metrics.h"
+#include "service/submit_request.h"
 #include "service/tokens.h"
 #include "service/worker.h"
 #include "tasks/registry.h"
@@ -53,23 +55,6 @@ struct ServiceOptions {
   double worker_restart_backoff_seconds = 1;  // between failed starts of a worker
 };
 
-// A submission as the API receives it (POST /v1/jobs), validated by EvalService::submit.
-struct SubmitRequest {
-  std::string operation = std::string(kOperationEvaluate);
-  std::string task;
-  std::string arch;
-  std::string artifact;  // SHA-256 of the kernel source
-  std::string source_name = "kernel.cu";
-  Json options = Json::object();  // EvalOptions fields
-  std::string idempotency_key;
-  // The compile split: {"shared_object", "ptx", "nvcc_version"}, a client-built kernel.so and
-  // its PTX by SHA-256 (uploaded like the source); null: the service compiles the source.
-  Json prebuilt = nullptr;
-
-  // Strict: unknown fields are errors (code "invalid"), so a typo is never ignored.
-  static Result<SubmitRequest> from_json(const Json& json);
-};
-
 // What health says about one worker.
 struct WorkerHealth {
   std::string name;
@@ -85,7 +70,7 @@ struct WorkerHealth {
   Json to_json() const;
 };
 
-class EvalService {
+class EvalService final : public JobService {
  public:
   EvalService(JobStore& store, ArtifactStore& artifacts, const TaskRegistry& registry,
               std::vector<std::unique_ptr<Worker>> workers, const Clock& clock,
@@ -98,21 +83,22 @@ class EvalService {
   // Stops the threads and kills the workers; queued and running jobs stay in the store.
   void stop();
 
-  Result<InsertOutcome> submit(const Client& client, const SubmitRequest& request);
+  Result<InsertOutcome> submit(const Client& client, const SubmitRequest& request) override;
   Result<Job> get(const std::string& owner, std::int64_t id);
   // The job once it is terminal, or as it is after `seconds` (capped at max_wait_seconds).
-  Result<Job> wait(const std::string& owner, std::int64_t id, double seconds);
-  Result<std::string> result(const std::string& owner, std::int64_t id);  // EvalResult JSON
-  Result<Job> cancel(const std::string& owner, std::int64_t id);
-  Result<std::vector<Job>> list(const JobFilter& filter);
+  Result<Job> wait(const std::string& owner, std::int64_t id, double seconds) override;
+  Result<std::string> result(const std::string& owner,
+                             std::int64_t id) override;  // EvalResult JSON
+  Result<Job> cancel(const std::string& owner, std::int64_t id) override;
+  Result<std::vector<Job>> list(const JobFilter& filter) override;
   // The owner's job submitted with idempotency key `key`, if any (a client that lost track of
   // where it submitted a turn finds it again before it submits anywhere else).
-  Result<std::optional<Job>> find_by_key(const std::string& owner, const std::string& key);
+  Result<std::optional<Job>> find_by_key(const std::string& owner, const std::string& key) override;
 
-  Json health();
-  std::string metrics_text();
-  ServiceMetrics& metrics() { return metrics_; }
-  ArtifactStore& artifacts() { return artifacts_; }
+  Json health() override;
+  std::string metrics_text() override;
+  ServiceMetrics& metrics() override { return metrics_; }
+  ArtifactStore& artifacts() override { return artifacts_; }
   // Runs retention once (also on the housekeeping thread): deleted jobs and artifacts.
   std::pair<int, int> run_retention();
 

@@ -57,7 +57,7 @@ bool is_loopback_host(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
-HttpApi::HttpApi(EvalService& service, const TaskRegistry& registry, const Clock& clock,
+HttpApi::HttpApi(JobService& service, const TaskRegistry& registry, const Clock& clock,
                  HttpOptions options)
     : service_(service),
       registry_(registry),

@@ -1,5 +1,6 @@
 // The service's versioned HTTP/JSON API (docs/service.md), on cpp-httplib: a thin front end
-// that authenticates, rate-limits and size-checks each request, then maps it onto EvalService.
+// that authenticates, rate-limits and size-checks each request, then maps it onto a JobService
+// (the GPU service, or the front of several with `serve --upstream`).
 //
 //   GET  /v1/health                  workers (state, canary, restarts), capacity, queue
 //   GET  /v1/metrics                 Prometheus text
@@ -7,15 +8,16 @@
 //   GET  /v1/tasks/NAME              one task with its FlashInfer-Trace definition and workload
 //   HEAD|GET /v1/artifacts/SHA256    200 when the service holds the artifact, else 404
 //   PUT  /v1/artifacts/SHA256        upload (the bytes must hash to the name)
-//   POST /v1/jobs                    submit {operation, task, arch, artifact, options,
-//                                    idempotency_key} (or an Idempotency-Key header)
+//   POST /v1/jobs                    submit {operation (evaluate|sanitize|profile), task, arch,
+//                                    artifact, options, prebuilt, idempotency_key} (or an
+//                                    Idempotency-Key header)
 //   GET  /v1/jobs[?state=&after=&limit=]   the caller's jobs
 //   GET  /v1/jobs/ID[?wait=SECONDS]  status; with wait, a long-poll until it is finished
 //   GET  /v1/jobs/ID/result          the EvalResult (as `ptxbench eval --json`, without traces)
 //   POST /v1/jobs/ID/cancel
 //
 // Every error is JSON {"error": {"code", "message"}} with a 4xx/5xx status; 429 carries
-// Retry-After. There is no debug endpoint (docs/service.md "Operations").
+// Retry-After. There is no debug operation yet (docs/service.md "Operations").
 #pragma once
 
 #include <memory>
@@ -24,7 +26,7 @@
 
 #include "core/result.h"
 #include "service/clock.h"
-#include "service/eval_service.h"
+#include "service/job_service.h"
 #include "service/rate_limiter.h"
 #include "service/tokens.h"
 #include "tasks/registry.h"
@@ -55,7 +57,7 @@ bool is_loopback_host(const std::string& host);
 
 class HttpApi {
  public:
-  HttpApi(EvalService& service, const TaskRegistry& registry, const Clock& clock,
+  HttpApi(JobService& service, const TaskRegistry& registry, const Clock& clock,
           HttpOptions options);
   ~HttpApi();
 
@@ -68,7 +70,7 @@ class HttpApi {
  private:
   void install_routes();
 
-  EvalService& service_;
+  JobService& service_;
   const TaskRegistry& registry_;
   HttpOptions options_;
   RateLimiter limiter_;

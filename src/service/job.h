@@ -26,10 +26,8 @@ inline bool is_terminal(JobState s) {
   return s == JobState::kDone || s == JobState::kFailed || s == JobState::kCancelled;
 }
 
-// What the evaluator is asked to do. The evaluator exposes one pipeline today (sanitizer gate
-// and Nsight Compute check are options of it), so `evaluate` is the only operation; the field
-// is in every request and record so that standalone sanitize/profile/debug operations can be
-// added without a new API version.
+// What the evaluator is asked to do: evaluate, sanitize or profile (eval/eval_operation.h, by
+// name). The job's options are stored with the operation already applied to them.
 inline constexpr std::string_view kOperationEvaluate = "evaluate";
 
 struct Job {

@@ -70,7 +70,7 @@ Result<Json> ServiceClient::submit(const EvalRequest& request, const std::string
   std::vector<std::pair<std::string, std::string>> artifacts;  // sha256, bytes
   const std::string sha = sha256_hex(request.source);
   artifacts.emplace_back(sha, request.source);
-  Json body{{"operation", "evaluate"},
+  Json body{{"operation", std::string(eval_operation_name(request.operation))},
             {"task", request.task},
             {"arch", request.arch},
             {"artifact", Json{{"sha256", sha}, {"name", request.source_name}}},
@@ -88,6 +88,17 @@ Result<Json> ServiceClient::submit(const EvalRequest& request, const std::string
     artifacts.emplace_back(body["prebuilt"]["ptx"], std::move(ptx));
   }
   if (!idempotency_key.empty()) body["idempotency_key"] = idempotency_key;
+  return submit_body(body, artifacts);
+}
+
+Result<Json> ServiceClient::post(const std::string& path, double timeout_seconds) {
+  PTXB_ASSIGN_OR_RETURN(HttpResponse response, send("POST", path, "", timeout_seconds));
+  if (response.status != 200) return error_from(response, base_url_ + path);
+  return parse_json(response.body, base_url_ + path);
+}
+
+Result<Json> ServiceClient::submit_body(
+    const Json& body, const std::vector<std::pair<std::string, std::string>>& artifacts) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     PTXB_ASSIGN_OR_RETURN(HttpResponse response, send("POST", "/v1/jobs", body.dump(), 60));
     if (response.status == 200 || response.status == 202)

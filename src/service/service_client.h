@@ -27,6 +27,13 @@ class ServiceClient {
   Result<Json> health() { return get("/v1/health"); }
   // Submits `request` (uploading its source when missing); the job's JSON.
   Result<Json> submit(const EvalRequest& request, const std::string& idempotency_key);
+  // Submits a ready POST /v1/jobs body; on artifact_missing uploads those of `artifacts`
+  // (SHA-256, bytes) the service lacks and submits once more. The front of several services
+  // forwards its jobs with this (service/upstream_service.h).
+  Result<Json> submit_body(const Json& body,
+                           const std::vector<std::pair<std::string, std::string>>& artifacts);
+  // POST without a body (cancel); the answer's JSON, or the service's error.
+  Result<Json> post(const std::string& path, double timeout_seconds = 30);
   // Long-polls until the job is finished or `timeout_seconds` passed (then code "job_timeout").
   Result<Json> wait(const std::string& job_id, double timeout_seconds);
   Result<EvalResult> result(const std::string& job_id);

@@ -1,8 +1,6 @@
 #include "service/sqlite_job_store.h"
 
-#include <sqlite3.h>
-
-#include <variant>
+#include "service/sqlite_db.h"
 
 namespace ptxb::service {
 namespace {
@@ -44,89 +42,18 @@ CREATE TABLE IF NOT EXISTS canary (
 CREATE INDEX IF NOT EXISTS canary_worker ON canary(worker, at);
 )sql";
 
-using Value = std::variant<std::int64_t, double, std::string, std::nullptr_t>;
+using Statement = SqliteStatement;
+using Value = SqliteValue;
 
 }  // namespace
 
-// A prepared statement with its bindings; finalized when it goes out of scope.
-class SqliteJobStore::Statement {
- public:
-  Statement(sqlite3* db, const std::string& sql, const std::vector<Value>& values) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr);
-    for (std::size_t i = 0; rc_ == SQLITE_OK && i < values.size(); ++i) {
-      const int at = static_cast<int>(i + 1);
-      if (auto* v = std::get_if<std::int64_t>(&values[i]))
-        rc_ = sqlite3_bind_int64(stmt_, at, *v);
-      else if (auto* d = std::get_if<double>(&values[i]))
-        rc_ = sqlite3_bind_double(stmt_, at, *d);
-      else if (auto* s = std::get_if<std::string>(&values[i]))
-        rc_ =
-            sqlite3_bind_text(stmt_, at, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
-      else
-        rc_ = sqlite3_bind_null(stmt_, at);
-    }
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  // True with a row, false when done; an error names SQLite's message.
-  Result<bool> step() {
-    if (rc_ != SQLITE_OK) return error();
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    rc_ = rc;
-    return error();
-  }
-  std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
-  double real(int column) const { return sqlite3_column_double(stmt_, column); }
-  bool is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-  std::string text(int column) const {
-    const auto* p = sqlite3_column_text(stmt_, column);
-    return p ? std::string(reinterpret_cast<const char*>(p),
-                           static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)))
-             : std::string();
-  }
-  int changes() const { return sqlite3_changes(db_); }
-
- private:
-  Error error() const { return make_error("store", "job store: {}", sqlite3_errmsg(db_)); }
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_ = SQLITE_OK;
-};
-
 Status SqliteJobStore::exec(const char* sql) {
-  char* message = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    Error e = make_error("store", "job store: {}", message ? message : sqlite3_errmsg(db_));
-    sqlite3_free(message);
-    return e;
-  }
-  return ok_status();
+  return sqlite_exec(db_, sql);
 }
 
 Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::string& path) {
-  sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    Error e = make_error("store", "{}: cannot open the job store: {}", path,
-                         db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-    sqlite3_close(db);
-    return e;
-  }
+  PTXB_ASSIGN_OR_RETURN(sqlite3 * db, sqlite_open_durable(path, "job store"));
   std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(db));
-  // WAL + synchronous=NORMAL: a commit is durable against a killed process (the WAL is in the
-  // OS's page cache), not against power loss (docs/service.md "Durability"). busy_timeout: a
-  // second process (sqlite3 CLI, a backup) never makes a transition fail at once.
-  for (const char* pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;",
-                             "PRAGMA busy_timeout=5000;", "PRAGMA foreign_keys=ON;"}) {
-    auto applied = store->exec(pragma);
-    if (!applied.ok()) return applied.error().with_context(path);
-  }
   auto schema = store->exec(kSchema);
   if (!schema.ok()) return schema.error().with_context(path);
   // A store created before the compile split lacks the prebuilt column: added in place (NULL

@@ -39,7 +39,6 @@ class SqliteJobStore final : public JobStore {
 
  private:
   explicit SqliteJobStore(sqlite3* db) : db_(db) {}
-  class Statement;
   Result<std::vector<Job>> query_jobs(const std::string& where_sql,
                                       const std::vector<std::string>& text_args,
                                       const std::vector<std::int64_t>& int_args);

@@ -149,6 +149,13 @@ void EvalService::run_job(int index, const QueuedJob& queued, std::int64_t dispa
     return;
   }
   request.options = *options;
+  // Checked when the job was accepted; a store edited by hand still gets a clear failure.
+  const auto operation = parse_eval_operation(job.operation);
+  if (!operation) {
+    fail("invalid: unknown operation " + job.operation, job.submitted_at, started_at);
+    return;
+  }
+  request.operation = *operation;
   if (!job.prebuilt.is_null()) {
     // The worker re-checks these hashes when it reads the files (eval/eval_pipeline.cc).
     PrebuiltFiles files;

@@ -74,6 +74,11 @@ StageOutcome paper_timing_stage(EvalContext& ctx);
 // stage_revalidation.cc: fresh trials when the speedup is high enough to deserve a second look.
 StageOutcome stage_revalidation(EvalContext& ctx);
 
+// stage_untimed.cc (operation sanitize, eval/eval_operation.h): the candidate's per-call limit
+// without a reference timing (the policy's floor), and the PASSED verdict after correctness.
+StageOutcome stage_untimed_limit(EvalContext& ctx);
+StageOutcome stage_untimed_verdict(EvalContext& ctx);
+
 // stage_profile.cc: the dynamic target-instruction check under Nsight Compute.
 StageOutcome stage_profile(EvalContext& ctx);
 

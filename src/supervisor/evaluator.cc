@@ -63,8 +63,19 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task,
   static constexpr Stage kStages[] = {
       stage_setup,  stage_sanitizer, stage_workload,     stage_reference, stage_correctness,
       stage_timing, stage_bound,     stage_revalidation, stage_integrity, stage_profile};
-  for (Stage stage : kStages)
-    if (stage(ctx) == StageOutcome::kDone) break;
+  // Operation sanitize: the gate and the correctness trials, nothing timed. The reference runner
+  // is not started either: the expected outputs come from the workload stage, and only its
+  // timing (which sets the per-call limit) is skipped.
+  static constexpr Stage kSanitizeStages[] = {stage_setup,       stage_sanitizer,
+                                              stage_workload,    stage_untimed_limit,
+                                              stage_correctness, stage_untimed_verdict};
+  if (job.request.operation == EvalOperation::kSanitize) {
+    for (Stage stage : kSanitizeStages)
+      if (stage(ctx) == StageOutcome::kDone) break;
+  } else {
+    for (Stage stage : kStages)
+      if (stage(ctx) == StageOutcome::kDone) break;
+  }
   return std::move(ctx.result);
 }
 

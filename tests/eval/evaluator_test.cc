@@ -1171,6 +1171,49 @@ TEST_F(EvaluatorTest, SanitizerRequestedButMissingIsNotAPass) {
   EXPECT_EQ(run().reason, "sanitizer_unavailable");
 }
 
+// Operation sanitize: the gate and the correctness trials only. No reference runner, nothing
+// timed, no Nsight Compute; the runner still ends in order.
+TEST_F(EvaluatorTest, SanitizeOperationStopsAfterCorrectnessWithoutTiming) {
+  job_.request.operation = EvalOperation::kSanitize;
+  ASSERT_TRUE(apply_operation(job_.request.operation, job_.request.options).ok());
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(0, testdata("eval/sanitizer/memcheck_clean.txt"));
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_TRUE(r.sanitizer.has_value());
+  ASSERT_EQ(r.workloads.size(), 1u);
+  const WorkloadEval& w = r.workloads[0];
+  EXPECT_EQ(w.checks.size(), 3u);  // the three trials, no verified timed calls
+  EXPECT_FALSE(w.candidate_timing.has_value());
+  EXPECT_FALSE(w.reference_timing.has_value());
+  EXPECT_FALSE(w.speedup.has_value());
+  EXPECT_FALSE(w.integrity.batch_bound.has_value());
+  EXPECT_EQ(launcher_.spawned, std::vector<RunnerRole>{RunnerRole::kCandidate});
+  EXPECT_TRUE(launcher_.wrapped.empty());  // no profiled runner
+  EXPECT_EQ(r.target_instructions.verdict, kInstNotRun);
+  EXPECT_NE(r.message.find("not timed (operation sanitize)"), std::string::npos) << r.message;
+  EXPECT_TRUE(w.runner.exit.has_value());
+  // The request says which operation it was, and survives its JSON round trip.
+  auto request = EvalRequest::from_json(job_.request.to_json());
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  EXPECT_EQ(request->operation, EvalOperation::kSanitize);
+}
+
+TEST_F(EvaluatorTest, SanitizeOperationStillJudgesCorrectness) {
+  job_.request.operation = EvalOperation::kSanitize;
+  ASSERT_TRUE(apply_operation(job_.request.operation, job_.request.options).ok());
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(0, testdata("eval/sanitizer/memcheck_clean.txt"));
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    c.num_failing = 3;
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kIncorrectNumerical);
+  EXPECT_EQ(r.reason, "mismatch");
+}
+
 TEST_F(EvaluatorTest, DeadBranchWgmmaIsNotExecuted) {
   profile_log_ = profile_log(testdata("eval/ncu/wgmma_dead_branch.csv"), 1'000'000);
   EXPECT_EQ(run().target_instructions.verdict, kInstDynamicNotExecuted);
@@ -1536,6 +1579,38 @@ TEST(EvalRequest, RoundTripAndBadInput) {
   bad["options"]["seed"] = "nine";
   EXPECT_FALSE(EvalRequest::from_json(bad).ok());
   EXPECT_FALSE(EvalRequest::from_json(Json::array()).ok());
+  // evaluate is not written (existing requests keep their JSON and their keys); others are.
+  EXPECT_FALSE(request.to_json().contains("operation"));
+  bad = request.to_json();
+  bad["operation"] = "debug";
+  auto unknown = EvalRequest::from_json(bad);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("evaluate, sanitize, profile"), std::string::npos);
+}
+
+TEST(EvalOperation, OptionsFollowTheOperationAndContradictionsAreRefused) {
+  EvalOptions options;
+  ASSERT_TRUE(apply_operation(EvalOperation::kSanitize, options).ok());
+  EXPECT_TRUE(options.sanitize);
+  EXPECT_FALSE(options.ncu);
+  EXPECT_TRUE(apply_operation(EvalOperation::kSanitize, options).ok());  // twice: the same
+  EXPECT_TRUE(options.sanitize);
+  EvalOptions energy;
+  energy.energy = true;
+  EXPECT_EQ(apply_operation(EvalOperation::kSanitize, energy).error().code, "invalid");
+  EvalOptions profile;
+  ASSERT_TRUE(apply_operation(EvalOperation::kProfile, profile).ok());
+  EXPECT_TRUE(profile.ncu);
+  profile.ncu = false;
+  EXPECT_EQ(apply_operation(EvalOperation::kProfile, profile).error().code, "invalid");
+  EvalOptions plain;
+  plain.ncu = false;
+  ASSERT_TRUE(apply_operation(EvalOperation::kEvaluate, plain).ok());
+  EXPECT_FALSE(plain.ncu);
+  EXPECT_FALSE(plain.sanitize);
+  EXPECT_EQ(parse_eval_operation("profile"), EvalOperation::kProfile);
+  EXPECT_FALSE(parse_eval_operation("Profile").has_value());
+  EXPECT_EQ(eval_operation_name(EvalOperation::kSanitize), "sanitize");
 }
 
 TEST(DeviceFacts, PhysicalFloorIsTheLargerBound) {

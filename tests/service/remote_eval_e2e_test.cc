@@ -2,6 +2,7 @@
 // with fake GPU workers, and the RemoteEvaluator's fail-over and idempotency keys.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <future>
 #include <thread>
 
@@ -51,6 +52,21 @@ TEST(RemoteE2E, EvalRemoteGivesTheServicesVerdictAndExitCode) {
   EXPECT_DOUBLE_EQ((*json)["workloads"][0]["speedup"].get<double>(), 1.25);
   EXPECT_FALSE((*json)["traces"].empty());
 
+  // --operation travels with the request: sanitize comes back untimed, with the gate on.
+  std::filesystem::remove(dir + "/cli.out");  // run_cli appends: this output alone
+  run = run_cli(dir, {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote", url,
+                      "--remote-compile", "--json", "--operation", "sanitize"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json = parse_json(run.out, "eval --json --operation sanitize");
+  ASSERT_TRUE(json.ok()) << run.out;
+  EXPECT_EQ((*json)["options"]["sanitize"], true);
+  EXPECT_TRUE((*json)["workloads"][0]["speedup"].is_null());
+  EXPECT_NE((*json)["message"].get<std::string>().find("operation sanitize"), std::string::npos);
+  run = run_cli(dir, {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote", url,
+                      "--remote-compile", "--operation", "profile", "--no-ncu"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;  // a contradiction, refused before any request
+  EXPECT_NE(run.err.find("--operation profile"), std::string::npos) << run.err;
+
   run = run_cli(dir, {"eval", dir + "/bad.cu", "--task", "gemm_n7168_k5120", "--remote", url,
                       "--remote-compile"});
   EXPECT_EQ(run.exit_code, 1) << run.err;
@@ -60,7 +76,7 @@ TEST(RemoteE2E, EvalRemoteGivesTheServicesVerdictAndExitCode) {
   run = run_cli(dir, {"eval", dir + "/pass.cu", "--task", "gemm_n7168_k5120", "--remote", url,
                       "--remote-compile"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(service.evaluations()["p"], 2);
+  EXPECT_EQ(service.evaluations()["p"], 3);  // and the sanitize above
 
   run = run_cli(
       dir,

@@ -60,6 +60,7 @@ struct ServeSetup {
   bool fake_workers = true;
   std::vector<std::string> global_args;  // before `serve`, e.g. --tasks-dir
   std::vector<std::string> env;          // more KEY=VALUE for the service and its workers
+  std::string listen = "127.0.0.1:0";    // a fixed port: a restart keeps its URL
 };
 
 // Starts `ptxbench-testing serve` over `dir` (store, tokens, fake workers' log) with `workers`
@@ -69,7 +70,7 @@ inline std::string start_serve(const std::string& dir, int workers,
                                const ServeSetup& setup = {}) {
   std::vector<std::string> argv = {tree::testing_cli()};
   argv.insert(argv.end(), setup.global_args.begin(), setup.global_args.end());
-  argv.insert(argv.end(), {"serve", "--listen", "127.0.0.1:0", "--db", dir + "/jobs.db", "--tokens",
+  argv.insert(argv.end(), {"serve", "--listen", setup.listen, "--db", dir + "/jobs.db", "--tokens",
                            dir + "/tokens"});
   if (setup.fake_workers) argv.insert(argv.end(), {"--test-fake-workers", dir});
   std::string gpus;

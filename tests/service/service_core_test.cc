@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "../support/fake_worker.h"
@@ -240,12 +241,54 @@ TEST_F(ServiceTest, RejectsBadSubmissionsWithTheirCodes) {
   EXPECT_EQ(service_->submit(alice_, unsafe).error().code, "invalid");
   SubmitRequest op = request("k");
   op.operation = "debug";
-  EXPECT_EQ(service_->submit(alice_, op).error().code, "unsupported_operation");
+  auto unknown_op = service_->submit(alice_, op);
+  EXPECT_EQ(unknown_op.error().code, "unsupported_operation");
+  EXPECT_NE(unknown_op.error().message.find("evaluate, sanitize, profile"), std::string::npos);
+  // An operation and options that contradict each other are refused, not overridden.
+  SubmitRequest profile_off = request("k");
+  profile_off.operation = "profile";
+  profile_off.options = Json{{"ncu", false}};
+  EXPECT_EQ(service_->submit(alice_, profile_off).error().code, "invalid");
+  SubmitRequest sanitize_energy = request("k");
+  sanitize_energy.operation = "sanitize";
+  sanitize_energy.options = Json{{"energy", true}};
+  EXPECT_EQ(service_->submit(alice_, sanitize_energy).error().code, "invalid");
   EXPECT_EQ(SubmitRequest::from_json(
                 Json{{"task", "x"}, {"artifact", {{"sha256", "a"}}}, {"surprise", 1}})
                 .error()
                 .code,
             "invalid");
+}
+
+// Each operation reaches the worker with its options applied, and the job records both.
+TEST_F(ServiceTest, OperationsReachTheWorkerWithTheirOptions) {
+  start(1);
+  std::map<std::string, std::int64_t> ids;
+  for (const std::string operation : {"evaluate", "sanitize", "profile"}) {
+    SubmitRequest r = request("// " + operation + "\n");
+    r.operation = operation;
+    auto submitted = service_->submit(alice_, r);
+    ASSERT_TRUE(submitted.ok()) << submitted.error().message;
+    ids[operation] = submitted->job.id;
+  }
+  for (const auto& [operation, id] : ids) {
+    const Job job = finished(alice_, id);
+    EXPECT_EQ(job.state, JobState::kDone) << operation;
+    EXPECT_EQ(job.operation, operation);
+    EXPECT_EQ(job.to_json()["operation"], operation);
+  }
+  const Job sanitized = finished(alice_, ids["sanitize"]);
+  EXPECT_EQ(sanitized.options["sanitize"], true);
+  EXPECT_EQ(sanitized.options["ncu"], false);
+  ASSERT_EQ(fakes_[0]->requests.size(), 3u);
+  std::map<std::string, EvalRequest> received;
+  for (const auto& request : fakes_[0]->requests) received[request.source] = request;
+  EXPECT_EQ(received["// evaluate\n"].operation, EvalOperation::kEvaluate);
+  EXPECT_FALSE(received["// evaluate\n"].options.sanitize);
+  EXPECT_EQ(received["// sanitize\n"].operation, EvalOperation::kSanitize);
+  EXPECT_TRUE(received["// sanitize\n"].options.sanitize);
+  EXPECT_EQ(received["// profile\n"].operation, EvalOperation::kProfile);
+  EXPECT_TRUE(received["// profile\n"].options.ncu);
 }
 
 // The compile split: a job names the binary and its PTX by hash; both must be on the service,

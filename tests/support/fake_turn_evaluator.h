@@ -23,7 +23,8 @@ namespace ptxb {
 // reference_as_candidate (the service's canary) reports the reference median from
 // <log folder>/canary_ms, 1.0 ms without that file. With a log folder, every evaluation
 // appends "start <tag>" to <folder>/evals.log (flushed) before it sleeps, so a test can kill
-// the process mid-evaluation.
+// the process mid-evaluation. Operation sanitize gives a result without timing, as the
+// supervisor does; the message names the operation.
 class FakeTurnEvaluator final : public TurnEvaluator {
  public:
   explicit FakeTurnEvaluator(std::string log_dir = "") : log_dir_(std::move(log_dir)) {}

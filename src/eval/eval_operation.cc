@@ -1,0 +1,58 @@
+#include "eval/eval_operation.h"
+
+#include <array>
+#include <utility>
+
+#include "eval/eval_types.h"
+
+namespace ptxb {
+namespace {
+
+constexpr std::array<std::pair<EvalOperation, std::string_view>, 3> kOperationNames = {{
+    {EvalOperation::kEvaluate, "evaluate"},
+    {EvalOperation::kSanitize, "sanitize"},
+    {EvalOperation::kProfile, "profile"},
+}};
+
+}  // namespace
+
+std::string_view eval_operation_name(EvalOperation operation) {
+  for (const auto& [op, name] : kOperationNames)
+    if (op == operation) return name;
+  return "evaluate";
+}
+
+std::optional<EvalOperation> parse_eval_operation(std::string_view name) {
+  for (const auto& [op, n] : kOperationNames)
+    if (n == name) return op;
+  return std::nullopt;
+}
+
+std::string_view eval_operation_names() {
+  return "evaluate, sanitize, profile";
+}
+
+Status apply_operation(EvalOperation operation, EvalOptions& options) {
+  switch (operation) {
+    case EvalOperation::kEvaluate:
+      return ok_status();
+    case EvalOperation::kSanitize:
+      // The energy phase runs after interleaved timing, which sanitize never reaches.
+      if (options.energy)
+        return make_error("invalid",
+                          "operation sanitize times nothing: energy needs operation evaluate");
+      options.sanitize = true;
+      // Never reached (the supervisor stops after correctness); off, so the record says so.
+      options.ncu = false;
+      return ok_status();
+    case EvalOperation::kProfile:
+      if (!options.ncu)
+        return make_error("invalid",
+                          "operation profile is the Nsight Compute check: ncu false contradicts "
+                          "it (use operation evaluate without ncu)");
+      return ok_status();
+  }
+  return ok_status();
+}
+
+}  // namespace ptxb
