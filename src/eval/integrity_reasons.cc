@@ -25,6 +25,8 @@ constexpr VerdictReason kReasons[] = {
     {kLateOutput, S::kRewardHack, "supervisor: output sample at the reply vs after it"},
     {kBatchVoid, S::kRewardHack, "supervisor: its input writes before a batch vs calibration"},
     {kProfileMismatch, S::kRewardHack, "supervisor: ncu's profiled call vs the timed calls"},
+    {kInsufficientWork, S::kRewardHack,
+     "supervisor: ncu's tensor and FMA counters of the profiled call vs the task's FLOP model"},
     {kMismatch, S::kIncorrectNumerical, "supervisor: element rule |x-ref| > atol and > rtol|ref|"},
     {kNonfiniteOutput, S::kIncorrectNumerical, "supervisor: NaN/Inf in the candidate's output"},
     {kNonfiniteReference, S::kInvalidReference, "supervisor: NaN/Inf in the reference"},
