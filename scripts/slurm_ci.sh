@@ -4,7 +4,8 @@
 # the actual sbatch, squeue, sacct and scancel. Idempotent: `start` on a running cluster only
 # checks it, `stop` on a stopped one does nothing.
 #   bash scripts/slurm_ci.sh start    # munged, slurmctld, slurmd; waits until the node is idle
-#   bash scripts/slurm_ci.sh stop     # ends the daemons this script started, keeps the logs
+#   bash scripts/slurm_ci.sh stop     # ends the daemons this script started (munged only if it
+#                                     # started it), keeps the logs
 #   bash scripts/slurm_ci.sh status   # exit 0 when the cluster answers
 #   bash scripts/slurm_ci.sh env      # prints `export SLURM_CONF=...` for the client commands
 # The configuration lives in PTXB_SLURM_DIR (default /var/tmp/ptxb-slurm), never in /etc/slurm:
@@ -29,7 +30,13 @@ READY_TIMEOUT_S=${PTXB_SLURM_READY_TIMEOUT_S:-120}
 
 log() { echo "slurm_ci: $*" >&2; }
 
-alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# A daemon whose pid file names a live process. A zombie counts as gone: in a container whose
+# init does not reap, an ended daemon stays a zombie, and kill -0 still succeeds on it.
+alive() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 1
+  kill -0 "$pid" 2>/dev/null && [[ "$(ps -o stat= -p "$pid" 2>/dev/null)" != Z* ]]
+}
 
 write_config() {
   mkdir -p "$DIR/state" "$DIR/spool"
@@ -71,6 +78,7 @@ EOF
 }
 
 start_munge() {
+  mkdir -p "$DIR"
   if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then return; fi
   mkdir -p /run/munge /var/log/munge /var/lib/munge
   [[ -f /etc/munge/munge.key ]] || mungekey --create --keyfile=/etc/munge/munge.key
@@ -79,6 +87,7 @@ start_munge() {
   chown -R root:root /etc/munge /run/munge /var/log/munge /var/lib/munge
   chmod 0700 /etc/munge && chmod 0400 /etc/munge/munge.key
   munged --force
+  touch "$DIR/munged.ours"  # started here: `stop` ends it again
   for _ in $(seq 50); do
     munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 && return
     sleep 0.1
@@ -126,6 +135,10 @@ stop() {
     fi
     rm -f "$pid_file"
   done
+  if [[ -f $DIR/munged.ours ]] && alive /run/munge/munged.pid; then
+    kill "$(cat /run/munge/munged.pid)"
+  fi
+  rm -f "$DIR/munged.ours"
   log "stopped (logs kept in $DIR)"
 }
 

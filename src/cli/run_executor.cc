@@ -1,5 +1,6 @@
 #include "cli/run_executor.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -121,7 +122,13 @@ Result<int> run_with_executor(const ScaleOutFlags& flags, const ExperimentPlan& 
   PTXB_ASSIGN_OR_RETURN(const int shard_count, choose_shard_count(flags, plan, out));
   bool resumed = false;
   PTXB_RETURN_IF_ERROR(RunDirectory::prepare_sharded(out, plan, shard_count, resumed));
-  const std::string again = "ptxbench run --out " + out + flags.resume_args();
+  // The same command again: the directory, how turns are judged (the workers' options after
+  // `--out DIR`: --evaluator, --compile-only, ...) and the executor's flags.
+  std::string again = "ptxbench run --out " + out;
+  const auto at = std::find(worker_argv.begin(), worker_argv.end(), "--out");
+  for (auto it = at == worker_argv.end() ? at : at + 2; it < worker_argv.end(); ++it)
+    again += " " + *it;
+  again += flags.resume_args();
   std::cerr << fmt::format(
       "run directory: {} ({}; {} shards on {}; run `{}` again to resubmit "
       "unfinished shards; `ptxbench status {}` to follow)\n",
