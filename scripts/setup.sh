@@ -12,13 +12,16 @@ ROOT=$(pwd)
 APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-pip git
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libseccomp-dev libcurl4-openssl-dev libsqlite3-dev libcpp-httplib-dev clang-format zlib1g-dev
-  chromium clang-14 libclang-rt-14-dev)
+  chromium clang-14 libclang-rt-14-dev slurm-wlm munge)
 # clang-14, libclang-rt-14-dev: libFuzzer and the sanitizers for the fuzz targets
 # (tests/fuzz, scripts/fuzz.sh), which scripts/test.sh runs for 20 s each.
 # chromium: the HTML report test renders the report headless (tests/report/html_browser_test.cc)
 # and scripts/report_screenshot.sh takes its screenshot. On a fresh Debian 12 machine it adds
 # about 250 packages, 200 MB of downloads (GTK, Mesa, fonts). zlib1g-dev: that test decodes the
 # screenshot PNG.
+# slurm-wlm (22.05), munge: the one-node Slurm cluster that scripts/test.sh starts
+# (scripts/slurm_ci.sh) for the `run --executor slurm` test (tests/cluster); about 40 packages,
+# 15 MB. Installing them starts nothing: the daemons run only while the tests do.
 # PyPI wheels, pinned: disassemblers (the toolkit here has none; 13.2.86 is the oldest 13.x on
 # PyPI, it reads 13.0 cubins), NVML headers, cuDNN frontend headers (header-only C++ API).
 PY_PACKAGES=(nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86

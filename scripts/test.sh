@@ -14,7 +14,22 @@ if [[ -x ptxbench_gpu_tests ]]; then
 else
   echo "test: GPU tests skipped: the ${gpu_sources} files in tests/gpu (CTest label 'gpu') are not built (PTXB_WITH_CUDA or PTXB_BUILD_GPU_TESTS is OFF); run scripts/gpu_check.sh on an H200"
 fi
+# A one-node Slurm cluster for the `run --executor slurm` test (CTest label `slurm`), up in a few
+# seconds and stopped afterwards. Where it cannot start, that test is listed as skipped with the
+# reason, unless PTXB_REQUIRE_SLURM=1 (.ci/run), where it fails.
+slurm_started=0
+if bash "$ROOT/scripts/slurm_ci.sh" start; then
+  slurm_started=1
+  eval "$(bash "$ROOT/scripts/slurm_ci.sh" env)"
+else
+  echo "test: warning: the CI Slurm cluster did not start; the slurm-labelled test will be skipped" >&2
+fi
+set +e
 ctest -LE gpu --output-on-failure --timeout 300 -j "$(nproc)"
+ctest_rc=$?
+set -e
+((slurm_started)) && bash "$ROOT/scripts/slurm_ci.sh" stop
+((ctest_rc == 0)) || exit "$ctest_rc"
 # Fuzzing (docs/cli.md "Fuzzing"): every parser of outside input under libFuzzer with ASan and
 # UBSan, 20 s per target over the committed corpus; about 2 minutes on 2 cores, its build
 # included. PTXB_SKIP_FUZZ=1 leaves it out (a quick local run).

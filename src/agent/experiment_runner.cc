@@ -65,7 +65,7 @@ Result<RunSummary> run_experiment(const ExperimentPlan& plan, RunDirectory& dir,
   MiniPtxAgent agent(
       plan.config, AgentServices{dir, model_slots, services.evaluators, services.progress, &aids});
   services.progress.begin(plan.trajectories.size() * static_cast<std::size_t>(plan.config.turns),
-                          dir.finished_turn_count());
+                          dir.finished_turn_count(plan));
 
   // Trajectories are sequential inside (turn t+1 needs turn t's feedback) and independent of
   // each other: enough workers to keep every model slot and every GPU slot busy.
@@ -86,14 +86,21 @@ Result<RunSummary> run_experiment(const ExperimentPlan& plan, RunDirectory& dir,
   for (auto& thread : threads) thread.join();
   services.progress.end();
 
-  PTXB_ASSIGN_OR_RETURN(RunSummary summary, summarize_run(plan, dir));
+  PTXB_ASSIGN_OR_RETURN(RunSummary summary, summarize_run(plan, dir.root()));
   PTXB_RETURN_IF_ERROR(dir.write_summary(summary.json));
   return summary;
 }
 
-Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory& dir) {
-  PTXB_ASSIGN_OR_RETURN(std::string text, read_file(dir.root() + "/turns.jsonl", 64u << 20));
-  PTXB_ASSIGN_OR_RETURN(auto records, parse_turns_jsonl(text, dir.root() + "/turns.jsonl"));
+Result<RunSummary> summarize_run(const ExperimentPlan& plan, const std::string& root) {
+  // Every turn file (a sharded run has one per shard), each up to its last committed line.
+  std::vector<TurnRecord> records;
+  PTXB_ASSIGN_OR_RETURN(const auto files, run_turn_files(root));
+  for (const std::string& path : files) {
+    PTXB_ASSIGN_OR_RETURN(std::string text, read_file(path, 64u << 20));
+    text.resize(committed_jsonl_length(text));
+    PTXB_ASSIGN_OR_RETURN(auto part, parse_turns_jsonl(text, path));
+    records.insert(records.end(), part.begin(), part.end());
+  }
   std::map<std::string, std::vector<const TurnRecord*>> by_trajectory;
   for (const auto& r : records) by_trajectory[r.key.trajectory].push_back(&r);
 
@@ -102,6 +109,7 @@ Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory&
   std::map<std::string, std::size_t> group_index;
   std::map<std::string, int> exit_counts, status_counts;
   Json incomplete = Json::array();
+  std::size_t recorded_turns = 0;  // of this plan's trajectories (a shard's, when sharded)
   for (const auto& t : plan.trajectories) {
     const std::string gkey = t.model + "\n" + t.task + "\n" + t.variant;
     if (!group_index.count(gkey)) {
@@ -111,7 +119,7 @@ Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory&
     GroupSummary& g = groups[group_index[gkey]];
     ++g.trajectories;
     std::string exit_status = "not_started", detail;
-    PTXB_ASSIGN_OR_RETURN(auto doc, dir.read_trajectory(t.id));
+    PTXB_ASSIGN_OR_RETURN(auto doc, read_trajectory_file(root, t.id));
     if (doc) {
       const Json& info = (*doc)["info"];
       exit_status = info.is_object() && info.contains("exit_status")
@@ -130,6 +138,7 @@ Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory&
     }
     for (const TurnRecord* r : by_trajectory[t.id]) {
       ++g.turns;
+      ++recorded_turns;
       ++g.statuses[r->status_name()];
       ++status_counts[r->status_name()];
       if (r->status == PtxbStatus::kInfraError && r->reason == "gpu_skipped")
@@ -176,7 +185,7 @@ Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory&
       {"planned_trajectories", plan.trajectories.size()},
       {"unfinished_trajectories", summary.unfinished},
       {"planned_turns", plan.trajectories.size() * static_cast<std::size_t>(plan.config.turns)},
-      {"recorded_turns", records.size()},
+      {"recorded_turns", recorded_turns},
       {"gpu_skipped_turns", summary.gpu_skipped_turns},
       {"exit_statuses", exit_counts},
       {"statuses", status_counts},

@@ -46,8 +46,9 @@ Result<PromptAids> load_prompt_aids(const ExperimentPlan& plan);
 Result<RunSummary> run_experiment(const ExperimentPlan& plan, RunDirectory& dir,
                                   ExperimentServices& services);
 
-// Summary of a run directory as it stands (turns.jsonl and the trajectory files), as
-// summary.json and as a table.
-Result<RunSummary> summarize_run(const ExperimentPlan& plan, const RunDirectory& dir);
+// Summary of the trajectories of `plan` in the run directory `root` as it stands (every turn
+// file and the trajectory files), as summary.json and as a table. Reads only: a scale-out
+// coordinator summarizes the shards' work without locking the directory.
+Result<RunSummary> summarize_run(const ExperimentPlan& plan, const std::string& root);
 
 }  // namespace ptxb

@@ -258,6 +258,9 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
       Result<EvalResult> result = make_error("internal", "not evaluated");
       {
         auto lease = services_.evaluators.acquire();
+        // A turn that waited for a GPU slot while Ctrl-C or SIGTERM (scancel) arrived starts no
+        // evaluation: its result would be thrown away, and a service would queue it for nothing.
+        if (interrupted()) return stopped();
         const auto eval_start = std::chrono::steady_clock::now();
         for (eval_attempts = 1; eval_attempts <= kEvalAttempts; ++eval_attempts) {
           result = lease->evaluator().evaluate_turn(

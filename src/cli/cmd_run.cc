@@ -22,8 +22,10 @@
 #include "agent/experiment_runner.h"
 #include "agent/progress.h"
 #include "agent/run_directory.h"
+#include "agent/shard.h"
 #include "agent/turn_evaluator.h"
 #include "cli/command.h"
+#include "cli/run_executor.h"
 #include "core/clock.h"
 #include "core/interrupt.h"
 #include "core/strings.h"
@@ -53,6 +55,7 @@ struct RunFlags {
   std::string retrieval_mode;
   int retrieval_top_k = 0;
   bool profiler_hints = false;
+  ScaleOutFlags scale;  // --executor, --gpus, --shard, ... (run_executor.h)
 };
 
 // A path kept in plan.json: absolute, so that `ptxbench run --out DIR` resumes from anywhere.
@@ -123,8 +126,10 @@ Result<ExperimentConfig> assemble_config(const RunFlags& flags) {
   return config;
 }
 
-// GPU slot i runs on the i-th visible GPU (one evaluation at a time per GPU).
-std::vector<std::string> slot_devices(int slots) {
+// GPU slot i runs on the i-th GPU (one evaluation at a time per GPU): of --gpus when given
+// (a local executor's worker gets its one GPU that way), else of CUDA_VISIBLE_DEVICES.
+std::vector<std::string> slot_devices(int slots, const std::vector<std::string>& gpus) {
+  if (!gpus.empty()) return gpus;
   if (slots <= 1) return {""};
   std::vector<std::string> visible;
   if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES"); env && *env) visible = split(env, ',');
@@ -136,17 +141,42 @@ std::vector<std::string> slot_devices(int slots) {
   return devices;
 }
 
+// What a shard worker of `run --executor` runs, but its shard: this executable, the global
+// options, the run directory (its plan holds the experiment) and how turns are judged.
+std::vector<std::string> worker_argv(const RunFlags& flags, const GlobalOptions& globals,
+                                     const std::string& out, const RunHooks& hooks) {
+  std::vector<std::string> argv{std::filesystem::read_symlink("/proc/self/exe").string()};
+  for (const auto& dir : globals.tasks_dirs) argv.insert(argv.end(), {"--tasks-dir", dir});
+  argv.insert(argv.end(), {"run", "--out", out});
+  if (!flags.evaluators.empty())
+    argv.insert(argv.end(), {"--evaluator", join(flags.evaluators, ",")});
+  if (flags.remote_compile) argv.push_back("--remote-compile");
+  if (flags.compile_only) argv.push_back("--compile-only");
+  argv.insert(argv.end(), hooks.worker_args.begin(), hooks.worker_args.end());
+  return argv;
+}
+
 // The command that resumes the run in `out`: the directory alone (its plan holds the rest).
-std::string resume_command(const std::string& out) {
-  return "ptxbench run --out " + out;
+std::string resume_command(const std::string& out, const std::optional<ShardSpec>& shard = {}) {
+  return "ptxbench run --out " + out + (shard ? " --shard " + shard->arg() : "");
 }
 
 Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
-                        const std::function<void(EvaluatorFactory&)>& adjust_evaluators) {
+                        const std::function<void(RunHooks&)>& adjust_hooks) {
   // Ctrl-C and SIGTERM stop the run cleanly (core/interrupt.h): children killed, nothing half
   // done committed, the resume command printed.
   install_interrupt_handlers();
+  PTXB_RETURN_IF_ERROR(flags.scale.check());
+  std::optional<ShardSpec> shard;
+  if (!flags.scale.shard.empty()) {
+    if (flags.out.empty())
+      return make_error("usage", "--shard I/N works in an existing run directory: give --out DIR");
+    PTXB_ASSIGN_OR_RETURN(shard, ShardSpec::parse(flags.scale.shard));
+  }
   PTXB_ASSIGN_OR_RETURN(ExperimentConfig config, assemble_config(flags));
+  // --gpus: one evaluation slot per GPU listed (concurrency.gpu), slot i on the i-th.
+  if (!flags.scale.gpus.empty() && flags.scale.executor.empty())
+    config.concurrency.gpu = static_cast<int>(flags.scale.gpus.size());
   PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
   std::string packs_dir = config.packs_dir;
   if (packs_dir.empty()) {
@@ -175,8 +205,17 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
   EvalTools tools = EvalTools::discover();
   if (flags.compile_only)
     tools.gpu_disabled_reason = "--compile-only: compile and static analysis only";
-  const std::string out =
-      flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
+  std::string out = flags.out.empty() ? "runs/" + replace_all(iso_utc_now(), ":", "") : flags.out;
+  RunHooks hooks;
+  hooks.make_evaluator = [&](const std::string& devices) {
+    return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs, tools, devices);
+  };
+  adjust_hooks(hooks);
+  if (!flags.scale.executor.empty()) {
+    // Workers on other nodes find the directory by this path (a shared file system).
+    out = absolute_path(out);
+    return run_with_executor(flags.scale, plan, out, worker_argv(flags, globals, out, hooks));
+  }
 
   std::unique_ptr<service::RemoteEvaluator> remote;
   service::SystemClock clock;
@@ -196,10 +235,7 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
       };
     remote = std::make_unique<service::RemoteEvaluator>(transport, options, clock);
   }
-  EvaluatorFactory make_evaluator = [&](const std::string& devices) {
-    return std::make_unique<PipelineTurnEvaluator>(registry, globals.tasks_dirs, tools, devices);
-  };
-  adjust_evaluators(make_evaluator);
+  EvaluatorFactory& make_evaluator = hooks.make_evaluator;
   std::vector<std::unique_ptr<TurnEvaluator>> evaluators;
   std::vector<TurnEvaluator*> slots;
   if (remote) {
@@ -212,7 +248,7 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
     for (int i = 0; i < std::max(config.concurrency.gpu, capacity); ++i)
       slots.push_back(remote.get());
   } else {
-    for (const auto& devices : slot_devices(config.concurrency.gpu)) {
+    for (const auto& devices : slot_devices(config.concurrency.gpu, flags.scale.gpus)) {
       evaluators.push_back(make_evaluator(devices));
       slots.push_back(evaluators.back().get());
     }
@@ -232,24 +268,27 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
   }
 
   bool resumed = false;
-  PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed));
+  PTXB_ASSIGN_OR_RETURN(auto dir, RunDirectory::open(out, plan, resumed, shard));
   std::cerr << fmt::format(
-      "run directory: {} ({}; resume with `{}`)\nplan: {}, {} × {}\n", out,
-      resumed ? "resuming" : "new", resume_command(out),
-      count_noun(static_cast<long long>(config.models.size()), "model"),
+      "run directory: {}{} ({}; resume with `{}`)\nplan: {}, {} × {}\n", out,
+      shard ? ", shard " + shard->arg() : "", resumed ? "resuming" : "new",
+      resume_command(out, shard), count_noun(static_cast<long long>(config.models.size()), "model"),
       count_noun(static_cast<long long>(plan.trajectories.size()), "trajectory"),
       count_noun(config.turns, "turn"));
   EvaluatorPool pool(slots);
   ExperimentServices services{registry, packs, models, pool, progress};
-  PTXB_ASSIGN_OR_RETURN(RunSummary summary, run_experiment(plan, *dir, services));
+  // A shard worker runs its own trajectories only (agent/shard.h).
+  const ExperimentPlan part = shard ? shard_plan(plan, *shard) : plan;
+  PTXB_ASSIGN_OR_RETURN(RunSummary summary, run_experiment(part, *dir, services));
 
   if (const int signal_number = interrupt_signal(); signal_number != 0) {
     std::cerr << fmt::format(
         "ptxbench: error: interrupted by {}: {} of {} done, nothing half-done recorded; "
         "resume with: {}\n",
         signal_name(signal_number),
-        count_noun(static_cast<long long>(dir->finished_turn_count()), "turn"),
-        plan.trajectories.size() * static_cast<std::size_t>(config.turns), resume_command(out));
+        count_noun(static_cast<long long>(dir->finished_turn_count(part)), "turn"),
+        part.trajectories.size() * static_cast<std::size_t>(config.turns),
+        resume_command(out, shard));
     return 128 + signal_number;  // the shell's convention for "ended by this signal"
   }
   std::cout << summary.table << std::flush;
@@ -259,8 +298,8 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
                       "{} of {} stopped on model or evaluation failures (see {}/summary.json); "
                       "resume them with: {}",
                       summary.unfinished,
-                      count_noun(static_cast<long long>(plan.trajectories.size()), "trajectory"),
-                      out, resume_command(out));
+                      count_noun(static_cast<long long>(part.trajectories.size()), "trajectory"),
+                      shard ? shard_dir(out, *shard) : out, resume_command(out, shard));
   if (summary.gpu_skipped_turns > 0) {
     std::cerr << fmt::format(
         "ptxbench: {} compiled and analysed but their GPU stages were skipped (no GPU "
@@ -273,7 +312,7 @@ Result<int> run_command(const RunFlags& flags, const GlobalOptions& globals,
 
 }  // namespace
 
-CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
+CommandSpec make_run_command(const Extension<RunHooks>& extension) {
   return {
       "run",
       "Run MiniPTXAgent: models × tasks × prompt variants × trajectories, multi-turn, into a "
@@ -356,12 +395,20 @@ CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension) {
             "  # turns judged by evaluation services (least loaded first, fail-over)\n"
             "  ptxbench run --model replay --suite paper-h100 --evaluator "
             "http://gpu1:8470,http://gpu2:8470 --out runs/remote\n"
+            "  # a Slurm job array of 32 shards, one GPU each (docs/cluster.md); again to resume\n"
+            "  ptxbench run --config examples/experiments/paper-h100.json --out /shared/runs/paper "
+            "--executor slurm --partition gpu --gres gpu:1 --time 06:00:00\n"
+            "  # the same shards on the GPUs of this machine, one worker per GPU\n"
+            "  ptxbench run --config examples/experiments/paper-h100.json --out runs/paper "
+            "--executor local --gpus 0,1,2,3\n"
+            "  ptxbench status runs/paper   # per shard: state, turns, failures, GPU-hours, ETA\n"
             "Exit codes: 0 all trajectories finished; 1 some stopped on failures (resumable); "
             "3 GPU stages skipped (no GPU); 2 usage; 130/143 interrupted (Ctrl-C/SIGTERM, "
             "resumable).");
-        auto adjust_evaluators = install(extension, app);
-        return [flags, adjust_evaluators, &globals]() -> Result<int> {
-          return run_command(*flags, globals, adjust_evaluators);
+        add_scale_out_options(app, flags->scale);
+        auto adjust_hooks = install(extension, app);
+        return [flags, adjust_hooks, &globals]() -> Result<int> {
+          return run_command(*flags, globals, adjust_hooks);
         };
       }};
 }

@@ -40,6 +40,15 @@ struct CommandSpec {
 // CUDA_VISIBLE_DEVICES, "" to inherit).
 using EvaluatorFactory = std::function<std::unique_ptr<TurnEvaluator>(const std::string& devices)>;
 
+// What `run` is about to use, for an extension to adjust: the evaluator of each GPU slot, and
+// the arguments every shard worker it starts gets (`run --executor`: `ptxbench run --shard
+// I/N`, on a Slurm node or another GPU), so that an option of the coordinator reaches its
+// workers too.
+struct RunHooks {
+  EvaluatorFactory make_evaluator;
+  std::vector<std::string> worker_args;
+};
+
 // How `serve` starts its worker processes: the argv before `--gpu N` (default: this executable
 // with `serve-worker` and the --tasks-dir options).
 struct ServeWorkerCommand {
@@ -58,7 +67,7 @@ using Extension = std::function<std::function<void(Target&)>(CLI::App& app)>;
 struct CommandExtensions {
   Extension<CompileOptions> compile;         // `compile`: the compile options
   Extension<EvalOptions> eval;               // `eval`: the evaluation options
-  Extension<EvaluatorFactory> run;           // `run`: how each GPU slot's evaluator is made
+  Extension<RunHooks> run;                   // `run`: each GPU slot's evaluator, workers' args
   Extension<ServeWorkerCommand> serve;       // `serve`: how its workers are started
   Extension<EvaluatorFactory> serve_worker;  // `serve-worker`: its evaluator
   Extension<EvaluatorFactory> fixit;         // `fixit repair`: each GPU slot's evaluator

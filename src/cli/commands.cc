@@ -8,7 +8,8 @@ CommandSpec make_prompt_command();
 CommandSpec make_compile_command(const Extension<CompileOptions>& extension);
 CommandSpec make_eval_command(const Extension<EvalOptions>& extension);
 CommandSpec make_env_command();
-CommandSpec make_run_command(const Extension<EvaluatorFactory>& extension);
+CommandSpec make_run_command(const Extension<RunHooks>& extension);
+CommandSpec make_status_command();
 CommandSpec make_report_command();
 CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension);
 CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension);
@@ -25,6 +26,7 @@ std::vector<CommandSpec> command_table(const CommandExtensions& extensions) {
       make_compile_command(extensions.compile),
       make_eval_command(extensions.eval),
       make_run_command(extensions.run),
+      make_status_command(),
       make_report_command(),
       make_fixit_command(extensions.fixit),
       make_serve_command(extensions.serve),

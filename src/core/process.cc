@@ -97,6 +97,7 @@ Result<ProcessResult> SystemProcessRunner::run(const ProcessSpec& spec) {
     _exit(127);
   }
   ::setpgid(pid, pid);  // also in the parent, so the group exists before we might kill it
+  if (spec.on_start) spec.on_start(pid);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(in_pipe[0]);

@@ -7,8 +7,11 @@
 // and evaluation stages are tested with scripted fakes.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +28,9 @@ struct ProcessSpec {
   std::chrono::milliseconds timeout{0};     // 0: no limit
   std::size_t output_cap_bytes = 1u << 20;  // per stream; the rest is dropped and counted
   std::string stdin_data;                   // written to the child's stdin, then closed
+  // Called in the parent right after the child started, with its pid (also its process group):
+  // lets a caller that runs the child on another thread stop it (the local executor's cancel).
+  std::function<void(pid_t)> on_start;
 };
 
 struct ProcessResult {

@@ -1,6 +1,7 @@
 #include "metrics/turn_record.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "core/fs.h"
@@ -183,25 +184,61 @@ std::size_t committed_jsonl_length(std::string_view jsonl) {
   return last_newline == std::string_view::npos ? 0 : last_newline + 1;
 }
 
+namespace {
+
+// One turn file of `run_dir` into `trajectories`.
+Status load_turn_file(const std::string& run_dir, const std::string& turns_path,
+                      std::map<TrajectoryKey, Trajectory>& trajectories,
+                      std::vector<std::string>* notes) {
+  PTXB_ASSIGN_OR_RETURN(std::string turns_text, read_file(turns_path, kMaxRunFileBytes));
+  if (const std::size_t committed = committed_jsonl_length(turns_text);
+      committed < turns_text.size()) {
+    const auto line = std::count(turns_text.begin(), turns_text.end(), '\n') + 1;
+    if (notes != nullptr)
+      notes->push_back(fmt::format(
+          "{}:{}: torn last line ({} bytes without a newline: the run was stopped while "
+          "writing it) left out; `ptxbench run --out {}` redoes that turn",
+          turns_path, line, turns_text.size() - committed, run_dir));
+    turns_text.resize(committed);
+  }
+
+  PTXB_ASSIGN_OR_RETURN(auto turns, parse_turns_jsonl(turns_text, turns_path));
+  for (TurnRecord& turn : turns) {
+    turn.run_dir = run_dir;
+    auto [it, inserted] = trajectories.try_emplace(turn.key);
+    Trajectory& trajectory = it->second;
+    if (inserted) trajectory = Trajectory{turn.key, turn.workload_name, run_dir, {}};
+    for (const TurnRecord& existing : trajectory.turns)
+      if (existing.turn == turn.turn)
+        return make_error("parse", "{}: trajectory {} has turn {} twice", turns_path,
+                          describe(turn.key), turn.turn);
+    trajectory.turns.push_back(std::move(turn));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> run_turn_files(const std::string& run_dir) {
+  std::vector<std::string> files{run_dir + "/turns.jsonl"};
+  // Shard folders (agent/shard.h): directories, so not list_files (regular files only).
+  std::error_code ec;
+  std::vector<std::string> shard_files;
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir + "/shards", ec)) {
+    const std::string path = entry.path().string() + "/turns.jsonl";
+    if (entry.is_directory() && path_exists(path)) shard_files.push_back(path);
+  }
+  std::sort(shard_files.begin(), shard_files.end());
+  files.insert(files.end(), shard_files.begin(), shard_files.end());
+  return files;
+}
+
 Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& run_dirs,
                                               std::vector<std::string>* notes) {
   if (run_dirs.empty()) return make_error("usage", "no run directory given");
   std::map<TrajectoryKey, Trajectory> trajectories;
   for (const std::string& run_dir : run_dirs) {
     if (!is_directory(run_dir)) return make_error("io", "{}: not a directory", run_dir);
-    std::string turns_path = run_dir + "/turns.jsonl";
-    PTXB_ASSIGN_OR_RETURN(std::string turns_text, read_file(turns_path, kMaxRunFileBytes));
-    if (const std::size_t committed = committed_jsonl_length(turns_text);
-        committed < turns_text.size()) {
-      const auto line = std::count(turns_text.begin(), turns_text.end(), '\n') + 1;
-      if (notes != nullptr)
-        notes->push_back(fmt::format(
-            "{}:{}: torn last line ({} bytes without a newline: the run was stopped while "
-            "writing it) left out; `ptxbench run --out {}` redoes that turn",
-            turns_path, line, turns_text.size() - committed, run_dir));
-      turns_text.resize(committed);
-    }
-
     std::string declared_path = run_dir + "/trajectories.jsonl";
     if (path_exists(declared_path)) {
       PTXB_ASSIGN_OR_RETURN(std::string declared_text, read_file(declared_path, kMaxRunFileBytes));
@@ -223,18 +260,9 @@ Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& ru
       }
     }
 
-    PTXB_ASSIGN_OR_RETURN(auto turns, parse_turns_jsonl(turns_text, turns_path));
-    for (TurnRecord& turn : turns) {
-      turn.run_dir = run_dir;
-      auto [it, inserted] = trajectories.try_emplace(turn.key);
-      Trajectory& trajectory = it->second;
-      if (inserted) trajectory = Trajectory{turn.key, turn.workload_name, run_dir, {}};
-      for (const TurnRecord& existing : trajectory.turns)
-        if (existing.turn == turn.turn)
-          return make_error("parse", "{}: trajectory {} has turn {} twice", turns_path,
-                            describe(turn.key), turn.turn);
-      trajectory.turns.push_back(std::move(turn));
-    }
+    PTXB_ASSIGN_OR_RETURN(const auto turn_files, run_turn_files(run_dir));
+    for (const std::string& turns_path : turn_files)
+      PTXB_RETURN_IF_ERROR(load_turn_file(run_dir, turns_path, trajectories, notes));
   }
 
   std::vector<Trajectory> result;

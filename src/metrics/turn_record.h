@@ -79,10 +79,15 @@ struct Trajectory {
   std::vector<TurnRecord> turns;
 };
 
-// Loads RUN_DIR/turns.jsonl (required) and RUN_DIR/trajectories.jsonl (optional: declares
+// The turn files of a run directory: RUN_DIR/turns.jsonl (required), then the turns.jsonl of
+// each shard folder RUN_DIR/shards/*/ (a sharded run, agent/shard.h) in name order. Each turn
+// is in exactly one of them; together they are the run's turns.
+Result<std::vector<std::string>> run_turn_files(const std::string& run_dir);
+
+// Loads the turn files (run_turn_files) and RUN_DIR/trajectories.jsonl (optional: declares
 // trajectories, including ones without turns) from each directory. Fails on a malformed line
 // (naming file:line), a duplicate (trajectory, turn), or a trajectory declared twice. A torn
-// last line of turns.jsonl (no newline: the run was killed while appending it) was never
+// last line of a turn file (no newline: the run was killed while appending it) was never
 // committed: it is left out, as `run` does on resume, and a note saying so goes to `notes`.
 Result<std::vector<Trajectory>> load_run_dirs(const std::vector<std::string>& run_dirs,
                                               std::vector<std::string>* notes = nullptr);

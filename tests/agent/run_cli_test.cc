@@ -265,7 +265,7 @@ TEST_F(RunCli, SecondRunOfTheSameDirectoryIsRefusedWithThePid) {
   EXPECT_EQ(testing::wait_for_exit(second, 60s), 1);
   const std::string second_err = read_file(tmp_ + "/second.err", 1 << 16).value();
   EXPECT_NE(second_err.find(fmt::format("ptxbench: error: ptxbench run --out {}: already running "
-                                        "(pid {})",
+                                        "(pid {} on host ",
                                         out, first)),
             std::string::npos)
       << second_err;

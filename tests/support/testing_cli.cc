@@ -56,17 +56,20 @@ CommandExtensions testing_extensions() {
       if (*reference_as_candidate) options.reference_as_candidate = true;
     };
   };
-  extensions.run = [](CLI::App& app) -> std::function<void(EvaluatorFactory&)> {
+  // run --test-fake-eval DIR: also passed on to the shard workers of `run --executor`, so a
+  // Slurm array task or a local GPU worker judges with the same fake.
+  extensions.run = [](CLI::App& app) -> std::function<void(RunHooks&)> {
     auto log_dir = std::make_shared<std::string>();
     app.add_option("--test-fake-eval", *log_dir,
                    "Judge kernels with the fake evaluator (a `// ptxbench-fake-eval:` comment), "
                    "logging every evaluation into DIR/evals.log")
         ->group(kGroup);
-    return [log_dir](EvaluatorFactory& make_evaluator) {
+    return [log_dir](RunHooks& hooks) {
       if (log_dir->empty()) return;
-      make_evaluator = [log_dir](const std::string&) -> std::unique_ptr<TurnEvaluator> {
+      hooks.make_evaluator = [log_dir](const std::string&) -> std::unique_ptr<TurnEvaluator> {
         return std::make_unique<FakeTurnEvaluator>(*log_dir);
       };
+      hooks.worker_args.insert(hooks.worker_args.end(), {"--test-fake-eval", *log_dir});
     };
   };
   // serve --test-fake-workers DIR: its workers are `ptxbench-testing serve-worker
@@ -93,7 +96,7 @@ CommandExtensions testing_extensions() {
     };
   };
   // fixit repair --test-fake-eval DIR: repairs and their verification judged by the fake.
-  extensions.fixit = extensions.run;
+  extensions.fixit = extensions.serve_worker;
   return extensions;
 }
 
