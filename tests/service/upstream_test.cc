@@ -9,7 +9,7 @@
 namespace ptxb::service {
 namespace {
 
-BackendLoad load(int serving, int queued, int running, bool reachable = true) {
+BackendLoad backend_load(int serving, int queued, int running, bool reachable = true) {
   BackendLoad l;
   l.reachable = reachable;
   l.serving = serving;
@@ -21,22 +21,24 @@ BackendLoad load(int serving, int queued, int running, bool reachable = true) {
 TEST(PickBackend, MostFreeCapacityFirstAndAtMostOneWaitingPerWorker) {
   std::size_t rotate = 0;
   // 4 serving with 1 running (free 3) beats 2 serving idle (free 2).
-  EXPECT_EQ(pick_backend({load(2, 0, 0), load(4, 0, 1)}, &rotate), 1u);
+  EXPECT_EQ(pick_backend({backend_load(2, 0, 0), backend_load(4, 0, 1)}, &rotate), 1u);
   // Full: one running and one waiting per worker (free = -serving) takes nothing more.
-  EXPECT_FALSE(pick_backend({load(1, 1, 1), load(2, 2, 2)}, &rotate).has_value());
+  EXPECT_FALSE(pick_backend({backend_load(1, 1, 1), backend_load(2, 2, 2)}, &rotate).has_value());
   // One waiting behind a busy worker is still allowed (keeps the GPU busy between readings).
-  EXPECT_EQ(pick_backend({load(1, 0, 1), load(1, 1, 1)}, &rotate), 0u);
+  EXPECT_EQ(pick_backend({backend_load(1, 0, 1), backend_load(1, 1, 1)}, &rotate), 0u);
   // Unreachable or without a serving worker: never.
-  EXPECT_FALSE(pick_backend({load(8, 0, 0, false), load(0, 0, 0)}, &rotate).has_value());
+  EXPECT_FALSE(
+      pick_backend({backend_load(8, 0, 0, false), backend_load(0, 0, 0)}, &rotate).has_value());
   // Hand-overs since the reading count against it.
-  std::vector<BackendLoad> loads = {load(1, 0, 0), load(1, 0, 0)};
+  std::vector<BackendLoad> loads = {backend_load(1, 0, 0), backend_load(1, 0, 0)};
   loads[0].handed = 2;
   EXPECT_EQ(pick_backend(loads, &rotate), 1u);
 }
 
 TEST(PickBackend, TiesRotate) {
   std::size_t rotate = 0;
-  const std::vector<BackendLoad> loads = {load(1, 0, 0), load(1, 0, 0), load(1, 0, 0)};
+  const std::vector<BackendLoad> loads = {backend_load(1, 0, 0), backend_load(1, 0, 0),
+                                          backend_load(1, 0, 0)};
   EXPECT_EQ(pick_backend(loads, &rotate), 0u);
   EXPECT_EQ(pick_backend(loads, &rotate), 1u);
   EXPECT_EQ(pick_backend(loads, &rotate), 2u);
