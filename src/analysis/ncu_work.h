@@ -4,9 +4,9 @@
 // target-instruction check, so they describe the same call.
 //
 // Counters (H100/H200, ncu 2025.3; names checked with `ncu --query-metrics --chip gh100`):
-//   tensor: the tensor pipe's operations by source and destination type, each one
-//     multiply-add counted as kTensorOpsPerCount ops; summed over every type, so FP8, TF32 and
-//     FP16 kernels count as much as BF16 ones;
+//   tensor: the tensor pipe's operations by source and destination type (a multiply-add is two
+//     operations, so the count is in FLOPs); summed over every type, so FP8, TF32 and FP16
+//     kernels count as much as BF16 ones (only BF16 is required: the others may be absent);
 //   FMA: predicated-on FP32 FFMA and FP16 HFMA thread instructions (2 flops each; HFMA2 packs
 //     two lanes);
 //   DRAM: bytes read and written.
@@ -22,15 +22,18 @@
 namespace ptxb {
 
 struct WorkMeasure {
-  double tensor_flops = 0;  // tensor-core multiply-adds × 2
+  double tensor_flops = 0;  // tensor-pipe operations (2 per multiply-add)
   double fma_flops = 0;     // FMA thread instructions × 2 (× 2 again for packed HFMA2)
   double dram_bytes = 0;    // read + written
 };
 
-// A counter and the flops (or bytes) one unit of it stands for.
+// A counter and the flops (or bytes) one unit of it stands for. A required counter must be on
+// the raw page for every launch; an optional one (a data type the GPU's counters may not name)
+// counts as zero when ncu does not report it.
 struct WorkCounter {
   std::string_view metric;
   double weight;
+  bool required = true;
 };
 
 const std::vector<WorkCounter>& tensor_work_counters();
@@ -41,7 +44,7 @@ const std::vector<WorkCounter>& dram_work_counters();
 std::string work_metrics_option();
 
 // Sums the counters over `launches`. Fails, naming the metric and the kernel, when a launch
-// lacks one of them: a count that was not collected must not read as zero work.
+// lacks a required one: a count that was not collected must not read as zero work.
 Result<WorkMeasure> work_from_launches(const std::vector<NcuLaunch>& launches);
 
 }  // namespace ptxb

@@ -36,11 +36,17 @@ void add_block(InterleaveRecord& record, TimingBlock block) {
   record.blocks.push_back(std::move(block));
 }
 
+bool reference_faster_than_solo(const InterleaveRecord& record) {
+  for (const TimingBlock& block : record.blocks)
+    if (block.drift && *block.drift < -record.drift_limit) return true;
+  return false;
+}
+
 std::optional<std::string> drift_violation(const TimingBlock& block, double solo_median_ms,
                                            double limit) {
   if (block.side != TimedSide::kReference) return std::nullopt;
   const double drift = reference_drift(block.median_ms, solo_median_ms);
-  if (std::abs(drift) <= limit) return std::nullopt;
+  if (drift <= limit) return std::nullopt;  // faster: flagged by the caller, never voided
   return fmt::format(
       "a reference block (samples {}-{}) took {:.4f} ms, {:+.1f} % from the reference's solo "
       "calibration {:.4f} ms (limit {:.0f} %; SM clock {}-{} MHz): the yardstick moved, so the "

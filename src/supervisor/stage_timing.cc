@@ -269,6 +269,7 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
   // Marked, not voided: within a pair both sides saw nearly the same state, but the evaluation as a
   // whole crossed a wide range of clocks (interleave.h kClockSpreadMhz).
   if (rec.clock_spread) w.flags.push_back("clock_spread");
+  if (reference_faster_than_solo(rec)) w.flags.push_back("reference_faster_than_solo");
   w.timing_interleave = std::move(rec);
   return StageOutcome::kContinue;
 }

@@ -241,7 +241,8 @@ std::string profile_log(const std::string& source_page, double gpu_time_ns,
 }
 
 // The same with the work-done counters on the raw page (analysis/ncu_work.h): the tensor pipe
-// did `multiply_adds` BF16 multiply-adds, every other counter zero.
+// did `multiply_adds` BF16 multiply-adds (the counter reads two operations each), every other
+// counter zero.
 std::string profile_log_with_work(const std::string& source_page, double gpu_time_ns,
                                   double multiply_adds) {
   std::string header =
@@ -253,7 +254,7 @@ std::string profile_log_with_work(const std::string& source_page, double gpu_tim
     header += ",\"" + metric + "\"";
     units += metric.find("bytes") != std::string::npos ? ",\"byte\"" : ",\"\"";
     row += metric == "sm__ops_path_tensor_src_bf16_dst_fp32.sum"
-               ? fmt::format(",\"{:.0f}\"", multiply_adds)
+               ? fmt::format(",\"{:.0f}\"", 2 * multiply_adds)
                : std::string(",\"0\"");
   }
   return "runner log line\n\n@@ptxb-ncu-profile-exit 0\n@@ptxb-ncu-source\n" + source_page +

@@ -38,10 +38,18 @@ TEST(Interleave, AReferenceBlockBeyondTheLimitVoidsWithTheNumbers) {
   EXPECT_NE(why->find("+2.5 %"), std::string::npos) << *why;
   EXPECT_NE(why->find("samples 11-20"), std::string::npos) << *why;
   EXPECT_NE(why->find("1860-1845 MHz"), std::string::npos) << *why;
-  block.median_ms = 0.985;  // faster counts too: -1.5 % is within 2 %
+  block.median_ms = 0.985;  // -1.5 %: within 2 %
   EXPECT_FALSE(drift_violation(block, 1.0, 0.02).has_value());
+  // Faster beyond the limit is flagged, not voided: it can only understate the candidate.
   block.median_ms = 0.97;
-  EXPECT_TRUE(drift_violation(block, 1.0, 0.02).has_value());
+  EXPECT_FALSE(drift_violation(block, 1.0, 0.02).has_value());
+  InterleaveRecord rec;
+  rec.drift_limit = 0.02;
+  block.drift = reference_drift(0.97, 1.0);
+  rec.blocks.push_back(block);
+  EXPECT_TRUE(reference_faster_than_solo(rec));
+  rec.blocks.back().drift = -0.01;
+  EXPECT_FALSE(reference_faster_than_solo(rec));
   block.side = TimedSide::kCandidate;  // the candidate may drift as it likes
   EXPECT_FALSE(drift_violation(block, 1.0, 0.02).has_value());
 }

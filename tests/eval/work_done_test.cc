@@ -27,7 +27,7 @@ std::map<std::string, double> counters(std::map<std::string, double> overrides) 
 }
 
 TEST(WorkDone, SumsWeightedCountersOverEveryLaunch) {
-  // Two launches (a split-K GEMM and its reduction): tensor ops count one multiply-add each.
+  // Two launches (a split-K GEMM and its reduction).
   const std::vector<NcuLaunch> launches = {
       launch_with("_Z5splitv", counters({{"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1000},
                                          {"dram__bytes_read.sum", 64},
@@ -38,18 +38,24 @@ TEST(WorkDone, SumsWeightedCountersOverEveryLaunch) {
                             {"dram__bytes_read.sum", 8}}))};
   auto measure = work_from_launches(launches);
   ASSERT_TRUE(measure.ok()) << measure.error().message;
-  EXPECT_DOUBLE_EQ(measure->tensor_flops, 2000);  // 1000 multiply-adds x 2
+  EXPECT_DOUBLE_EQ(measure->tensor_flops, 1000);  // the counter counts FLOPs already
   EXPECT_DOUBLE_EQ(measure->fma_flops, 20 + 20);  // FFMA x 2 + HFMA2 x 4
   EXPECT_DOUBLE_EQ(measure->dram_bytes, 64 + 32 + 8);
 }
 
-TEST(WorkDone, AMissingCounterIsAnErrorNotZeroWork) {
+TEST(WorkDone, AMissingRequiredCounterIsAnErrorNotZeroWork) {
   auto metrics = counters({});
   metrics.erase("dram__bytes_write.sum");
   auto measure = work_from_launches({launch_with("_Z1kv", metrics)});
   ASSERT_FALSE(measure.ok());
   EXPECT_NE(measure.error().message.find("dram__bytes_write.sum"), std::string::npos);
   EXPECT_NE(measure.error().message.find("_Z1kv"), std::string::npos);
+  // An optional counter (a data type this GPU's counters do not name) counts as zero.
+  auto without_fp8 = counters({{"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 5}});
+  without_fp8.erase("sm__ops_path_tensor_src_fp8_dst_fp32.sum");
+  auto partial = work_from_launches({launch_with("_Z1kv", without_fp8)});
+  ASSERT_TRUE(partial.ok()) << partial.error().message;
+  EXPECT_DOUBLE_EQ(partial->tensor_flops, 5);
 }
 
 TEST(WorkDone, TheFullProblemPassesAndAQuarterOfItIsInsufficient) {
