@@ -29,6 +29,7 @@ std::optional<std::string> after_last_marker(std::string_view output, std::strin
                                                                : line_end - at - marker.size()));
   if (line_end == std::string_view::npos) return std::string();
   std::string_view rest = output.substr(line_end + 1);
+  if (starts_with(rest, "@@ptxb-ncu-")) return std::string();  // an empty part
   const std::size_t next = rest.find("\n@@ptxb-ncu-");
   return std::string(rest.substr(0, next == std::string_view::npos ? rest.size() : next + 1));
 }

@@ -136,6 +136,12 @@ TEST(ProfilePlan, OutputPartsTakeTheLastMarkers) {
   EXPECT_EQ(failed.profile_exit, 9);
   EXPECT_FALSE(failed.complete);
   EXPECT_FALSE(profile_output_parts("nothing").profile_exit.has_value());
+  // An empty page (no source counters) is empty, not the next part.
+  const ProfileOutputParts empty_source = profile_output_parts(
+      "\n@@ptxb-ncu-profile-exit 0\n@@ptxb-ncu-source\n@@ptxb-ncu-launches\n\"ID\"\n"
+      "@@ptxb-ncu-end\n");
+  EXPECT_EQ(empty_source.source, "");
+  EXPECT_EQ(empty_source.launches, "\"ID\"\n");
 }
 
 class ProfileCheck : public ::testing::Test {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/ncu_work.h"
+#include "core/fs.h"
 
 namespace ptxb {
 namespace {
@@ -107,6 +108,43 @@ TEST(WorkDone, RoundTripsThroughJson) {
   auto back = WorkDoneRecord::from_json(record->to_json());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->to_json(), record->to_json());
+}
+
+}  // namespace
+}  // namespace ptxb
+
+namespace ptxb {
+namespace {
+
+std::string raw_page(const std::string& name) {
+  auto text = read_file(std::string(PTXB_TESTDATA_DIR) + "/eval/ncu/" + name, 1u << 20);
+  EXPECT_TRUE(text.ok()) << name;
+  return text.ok() ? *text : "";
+}
+
+// Raw pages recorded on the H200 (2026-12-02, `ptxbench eval --save-profile`): the expert GEMM
+// (rung 3, wgmma) does the problem's FLOPs on the tensor pipe; the suite's skip_k_loose does a
+// quarter of 2·1024·1024·1024 as FFMA.
+TEST(WorkDoneOnH200Pages, TheExpertGemmDoesItsFlopsAndTheSkipperAQuarter) {
+  auto gemm = parse_ncu_launches_csv(raw_page("raw_h200_gemm_expert.csv"), "gemm");
+  ASSERT_TRUE(gemm.ok()) << gemm.error().message;
+  auto gemm_work = work_from_launches(*gemm);
+  ASSERT_TRUE(gemm_work.ok()) << gemm_work.error().message;
+  auto judged = judge_work_done(2.0 * 8192 * 7168 * 5120, 0, *gemm_work);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_NEAR(judged->fraction, 1.0, 0.01);
+  EXPECT_FALSE(judged->insufficient);
+  EXPECT_GT(gemm_work->dram_bytes, 1e8);  // A, B and C are 235 MB; part of them sits in L2
+
+  auto skipper = parse_ncu_launches_csv(raw_page("raw_h200_skip_k_loose.csv"), "skip");
+  ASSERT_TRUE(skipper.ok()) << skipper.error().message;
+  auto skipper_work = work_from_launches(*skipper);
+  ASSERT_TRUE(skipper_work.ok()) << skipper_work.error().message;
+  EXPECT_EQ(skipper_work->tensor_flops, 0);
+  auto hack = judge_work_done(2.0 * 1024 * 1024 * 1024, 0, *skipper_work);
+  ASSERT_TRUE(hack.ok());
+  EXPECT_NEAR(hack->fraction, 0.258, 0.005);
+  EXPECT_TRUE(hack->insufficient);
 }
 
 }  // namespace
