@@ -5,17 +5,19 @@
 # fidelity per task and seed, bench/aa_bench.sh: AA_TASKS, AA_SEEDS; about 10 s per evaluation) and
 # service (`ptxbench serve` on GPU 0: the paper tasks locally vs through the service, its
 # overhead per GEMM evaluation, exploits and the replay through it, bench/service_gpu.sh; at most
-# about 6 minutes).
+# about 6 minutes) and debug (the debug stage over testdata/debug's failure kernels, goldens and
+# line checks, bench/debug_bench.sh; about 3 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-rc=0 # the service checks fail the step (the other benchmarks only measure)
+rc=0 # the service and debug checks fail the step (the other benchmarks only measure)
 for b in ${PTXB_BENCHMARKS:-eval solutions}; do
   case "$b" in
     eval) bash bench/eval_bench.sh ;;
     aa) bash bench/aa_bench.sh ;;
     solutions) bash bench/solutions_bench.sh ;;
     service) bash bench/service_gpu.sh || rc=1 ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service)" >&2; exit 2 ;;
+    debug) bash bench/debug_bench.sh || rc=1 ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug)" >&2; exit 2 ;;
   esac
 done
 exit $rc

@@ -118,3 +118,9 @@ class Client:
         """The evaluation with the Nsight Compute check forced on; read
         result["target_instructions"]["verdict"] (dynamic_present, ...) and the latency."""
         return self.evaluate(source, task, options, timeout, operation="profile", **kwargs)
+
+    def debug(self, source, task, options=None, timeout=3600.0, **kwargs):
+        """The correctness trials with the debug stage on: a RUNTIME_ERROR, MEMORY_ERROR or
+        TIMEOUT comes back with result["debug"] (points_at: the kernel.cu line; summary: the
+        feedback's text); nothing is timed."""
+        return self.evaluate(source, task, options, timeout, operation="debug", **kwargs)

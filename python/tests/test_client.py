@@ -70,7 +70,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(a["id"], b["id"])
         self.assertFalse(b["created"])
 
-    def test_operations_sanitize_and_profile(self):
+    def test_operations_sanitize_profile_and_debug(self):
         src = "// ptxbench-fake-eval: status=PASSED speedup=1.5 tag=pyop\n"
         sanitized = self.client.sanitize(src, task="gemm_n7168_k5120")
         self.assertEqual(sanitized["status"], "PASSED")
@@ -81,8 +81,12 @@ class ClientTest(unittest.TestCase):
         self.assertTrue(profiled["options"]["ncu"])
         self.assertAlmostEqual(profiled["workloads"][0]["speedup"], 1.5)
         self.assertIn("operation profile", profiled["message"])
+        debugged = self.client.debug(src, task="gemm_n7168_k5120")
+        self.assertTrue(debugged["options"]["debug"])
+        self.assertIsNone(debugged["workloads"][0]["speedup"])  # nothing timed
+        self.assertIn("operation debug", debugged["message"])
         with self.assertRaises(ServiceError) as e:
-            self.client.submit(src, "gemm_n7168_k5120", operation="debug")
+            self.client.submit(src, "gemm_n7168_k5120", operation="gdb")
         self.assertEqual((e.exception.status, e.exception.code), (400, "unsupported_operation"))
         with self.assertRaises(ServiceError) as e:
             self.client.profile(src, task="gemm_n7168_k5120", options={"ncu": False})

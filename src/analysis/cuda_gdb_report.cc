@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analysis/source_context.h"
+#include "core/json_fields.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -18,8 +19,12 @@ const std::regex kFocusLine(R"(block (\([0-9, ]+\)), thread (\([0-9, ]+\)))");
 // "#1  0x... in name<<<...>>> (args) at file:line"; the address is absent on frame #0 when gdb
 // stops exactly at a line start.
 const std::regex kFrameLine(R"(^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(.+) at ([^:\s]+):(\d+)\s*$)");
+// A frame without a location: "#0  0x00007f... in probe_kernel<<<(1,1,1),(128,1,1)>>> ()".
+const std::regex kBareFrameLine(R"(^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(\S.*?)\s*$)");
+// x/i $pc: "=> 0x7f8e4ab7a430 <_Z10store_tilePfii+560>:\tSTG.E [R2.64], R5 ;"
+const std::regex kInstructionLine(R"(^=>\s*(0x[0-9a-fA-F]+)(?:\s*<[^>]*>)?:\s*(.+?)\s*$)");
 
-DebugFrame frame_of(const std::smatch& match) {
+DebugFrame frame_of(const std::smatch& match, bool located) {
   DebugFrame frame;
   frame.level = std::stoi(match[1].str());
   std::string call = match[2].str();
@@ -29,8 +34,13 @@ DebugFrame frame_of(const std::smatch& match) {
     call = call.substr(0, open);
   }
   frame.function = trim(call.substr(0, call.find(" (")));
-  frame.file = match[3].str();
-  frame.line = std::stoi(match[4].str());
+  // A frame without arguments prints "name()" when nothing separates the parentheses.
+  if (ends_with(frame.function, "()"))
+    frame.function = frame.function.substr(0, frame.function.size() - 2);
+  if (located) {
+    frame.file = match[3].str();
+    frame.line = std::stoi(match[4].str());
+  }
   return frame;
 }
 
@@ -51,7 +61,12 @@ Result<CudaGdbReport> parse_cuda_gdb_output(std::string_view text) {
         report.exception_line = std::stoi(match[3].str());
       }
     } else if (std::regex_search(line, match, kFrameLine)) {
-      report.frames.push_back(frame_of(match));
+      report.frames.push_back(frame_of(match, true));
+    } else if (std::regex_search(line, match, kBareFrameLine)) {
+      report.frames.push_back(frame_of(match, false));
+    } else if (std::regex_search(line, match, kInstructionLine)) {
+      if (report.pc.empty()) report.pc = match[1].str();
+      report.instruction = match[2].str();
     }
     // The focus line may also carry other fields; take the first block/thread seen.
     if (report.block.empty() && std::regex_search(line, match, kFocusLine)) {
@@ -70,8 +85,8 @@ std::string CudaGdbReport::render(std::string_view source, const std::string& so
   if (!exception_file.empty()) out += fmt::format(" at {}:{}", exception_file, exception_line);
   out += "\n";
   for (const DebugFrame& frame : frames) {
-    out += fmt::format("#{} {}{} at {}:{}\n", frame.level, frame.function, frame.launch, frame.file,
-                       frame.line);
+    out += fmt::format("#{} {}{}", frame.level, frame.function, frame.launch);
+    out += frame.file.empty() ? "\n" : fmt::format(" at {}:{}\n", frame.file, frame.line);
     if (frame.file == source_name) out += source_excerpt(source, frame.line);
   }
   // No frame in the kernel file (inlined away, or a core dump without line info): show the
@@ -80,6 +95,77 @@ std::string CudaGdbReport::render(std::string_view source, const std::string& so
   for (const DebugFrame& frame : frames) shown |= frame.file == source_name;
   if (!shown && exception_file == source_name) out += source_excerpt(source, exception_line);
   return out;
+}
+
+const DebugFrame* CudaGdbReport::innermost_in(const std::string& source_name) const {
+  // gdb numbers frames innermost first.
+  for (const DebugFrame& frame : frames)
+    if (frame.file == source_name && frame.line > 0) return &frame;
+  return nullptr;
+}
+
+const DebugFrame* CudaGdbReport::kernel_frame() const {
+  for (const DebugFrame& frame : frames)
+    if (!frame.launch.empty()) return &frame;
+  return frames.empty() ? nullptr : &frames.back();
+}
+
+Json DebugFrame::to_json() const {
+  return Json{
+      {"level", level}, {"function", function}, {"launch", launch}, {"file", file}, {"line", line}};
+}
+
+Result<DebugFrame> DebugFrame::from_json(const Json& json) {
+  DebugFrame frame;
+  FieldReader r(json);
+  r.required("level", frame.level).required("function", frame.function);
+  r.optional("launch", frame.launch).optional("file", frame.file).optional("line", frame.line);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return frame;
+}
+
+Json CudaGdbReport::to_json() const {
+  Json frames_json = Json::array();
+  for (const DebugFrame& frame : frames) frames_json.push_back(frame.to_json());
+  return Json{{"exception", exception},
+              {"pc", pc},
+              {"exception_file", exception_file},
+              {"exception_line", exception_line},
+              {"block", block},
+              {"thread", thread},
+              {"instruction", instruction},
+              {"frames", frames_json}};
+}
+
+Result<CudaGdbReport> CudaGdbReport::from_json(const Json& json) {
+  CudaGdbReport report;
+  FieldReader r(json);
+  r.optional("exception", report.exception).optional("pc", report.pc);
+  r.optional("exception_file", report.exception_file);
+  r.optional("exception_line", report.exception_line);
+  r.optional("block", report.block).optional("thread", report.thread);
+  r.optional("instruction", report.instruction).required("frames", report.frames);
+  PTXB_RETURN_IF_ERROR(r.status());
+  return report;
+}
+
+std::vector<std::string> cuda_gdb_argv(const std::string& cuda_gdb_path,
+                                       const std::string& core_dump_path) {
+  return {cuda_gdb_path,
+          "-batch",
+          "-nx",
+          "-ex",
+          "set pagination off",
+          "-ex",
+          "set confirm off",
+          "-ex",
+          "target cudacore " + core_dump_path,
+          "-ex",
+          "info cuda kernels",
+          "-ex",
+          "bt",
+          "-ex",
+          "x/i $pc"};
 }
 
 }  // namespace ptxb

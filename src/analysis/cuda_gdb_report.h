@@ -10,12 +10,17 @@
 // A live session stopped by the exception prints "received signal CUDA_EXCEPTION_14, Warp
 // Illegal Address." instead of the "CUDA Exception:" line; both are read. Lines are matched
 // where they are, so gdb's other output (banners, "info cuda kernels" tables) does not matter.
+// Tolerated as well (none recorded on the H200 yet, so the parser assumes little): frames without
+// a source location ("#0 0x... in k<<<...>>> ()", a kernel built without -lineinfo), and the
+// instruction at the PC as `x/i $pc` prints it ("=> 0x7f...<_Z1kPf+368>:  STG.E [R2.64], R5 ;").
+// A core dump triggered on a hang has no exception: the focus and the frames are the report.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/json_io.h"
 #include "core/result.h"
 
 namespace ptxb {
@@ -24,8 +29,11 @@ struct DebugFrame {
   int level = 0;         // #N
   std::string function;  // "store_tile", "gemm_kernel" (arguments and launch shape removed)
   std::string launch;    // "<<<(56,64,1),(384,1,1)>>>" on the kernel's own frame, else ""
-  std::string file;      // "kernel.cu"
+  std::string file;      // "kernel.cu"; "" when cuda-gdb printed no location
   int line = 0;
+
+  Json to_json() const;
+  static Result<DebugFrame> from_json(const Json& json);
 };
 
 struct CudaGdbReport {
@@ -34,7 +42,16 @@ struct CudaGdbReport {
   std::string exception_file;  // the PC's source location, when cuda-gdb printed one
   int exception_line = 0;
   std::string block, thread;  // the focus: "(0,0,0)"
+  std::string instruction;    // the SASS at the PC ("STG.E [R2.64], R5 ;"), from x/i $pc
   std::vector<DebugFrame> frames;
+
+  // The innermost frame in `source_name` (nullptr when none): where the report points.
+  const DebugFrame* innermost_in(const std::string& source_name) const;
+  // The kernel's own frame (the one with a launch shape; else the outermost frame).
+  const DebugFrame* kernel_frame() const;
+
+  Json to_json() const;
+  static Result<CudaGdbReport> from_json(const Json& json);
 
   // Feedback text: the exception, where, then each frame in `source_name` with ±4 lines of
   // `source` (analysis/source_context.h); frames elsewhere (the runner, libraries) as one line.
@@ -44,5 +61,11 @@ struct CudaGdbReport {
 // Fails when the output holds neither an exception line nor a frame: a cuda-gdb that could not
 // open the core dump must not read as "no fault".
 Result<CudaGdbReport> parse_cuda_gdb_output(std::string_view text);
+
+// The batch command over a core dump: no init file (a user's ~/.cuda-gdbinit must not change
+// the output), no pager or questions, then the dump, the kernels, the stack and the instruction
+// at the PC. Each -ex that fails (no focus on a hang dump) only prints an error line.
+std::vector<std::string> cuda_gdb_argv(const std::string& cuda_gdb_path,
+                                       const std::string& core_dump_path);
 
 }  // namespace ptxb

@@ -1,6 +1,6 @@
-// `ptxbench eval KERNEL.cu --task NAME [--operation evaluate|sanitize|profile] [--json]
+// `ptxbench eval KERNEL.cu --task NAME [--operation evaluate|sanitize|profile|debug] [--json]
 //                [--trace-out FILE.jsonl] [--sanitize]
-//                [--sanitizer-tool T] [--no-ncu] [--seed N] [--trials N] [--feedback]
+//                [--sanitizer-tool T] [--debug] [--no-ncu] [--seed N] [--trials N] [--feedback]
 //                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential|paper] [--energy]
 //                [--remote URL[,URL...] [--remote-compile]]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
@@ -9,7 +9,7 @@
 // --remote the same request goes to an evaluation service (`ptxbench serve`, docs/service.md)
 // instead, with the bearer token from PTXBENCH_SERVICE_TOKEN. --operation sanitize runs the
 // compute-sanitizer gate and the correctness trials only; profile forces the Nsight Compute
-// check on (eval/eval_operation.h).
+// check on; debug runs the correctness trials with the debug stage on (eval/eval_operation.h).
 // Exit codes: 0 PASSED, 1 the candidate failed (any other status), 3 incomplete (no GPU here:
 // compile and static analysis ran, GPU stages skipped), 2 usage error.
 #include <unistd.h>
@@ -50,6 +50,7 @@ struct EvalFlags {
   std::string timing_protocol = "interleaved";
   std::string operation = "evaluate";
   bool energy = false;
+  bool debug = false;
   std::vector<std::string> remote;
   bool remote_compile = false;
   std::string save_profile;
@@ -120,8 +121,12 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
         app.add_option("--operation", flags->operation,
                        "evaluate (default): correctness, timing and the checks; sanitize: the "
                        "compute-sanitizer gate and the correctness trials, nothing timed; "
-                       "profile: evaluate with the Nsight Compute check forced on")
-            ->check(CLI::IsMember({"evaluate", "sanitize", "profile"}));
+                       "profile: evaluate with the Nsight Compute check forced on; debug: the "
+                       "correctness trials, a failure explained by the debug stage")
+            ->check(CLI::IsMember({"evaluate", "sanitize", "profile", "debug"}));
+        app.add_flag("--debug", flags->debug,
+                     "On RUNTIME_ERROR, MEMORY_ERROR or TIMEOUT: compute-sanitizer's fault and "
+                     "cuda-gdb over a CUDA core dump, <= 30 s (docs/eval.md \"Debug stage\")");
         app.add_flag("--sanitize", flags->sanitize,
                      "Run compute-sanitizer on one call first; findings -> MEMORY_ERROR");
         app.add_option("--sanitizer-tool", flags->sanitizer_tool, "Sanitizer tool for --sanitize")
@@ -186,6 +191,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.timing.interleave = flags->timing_protocol != "sequential";
           request.options.timing.paper = flags->timing_protocol == "paper";
           request.options.energy = flags->energy;
+          request.options.debug = flags->debug;
           adjust_options(request.options);
           request.operation = *parse_eval_operation(flags->operation);  // CLI checked the name
           if (auto applied = apply_operation(request.operation, request.options); !applied.ok())

@@ -8,10 +8,11 @@
 namespace ptxb {
 namespace {
 
-constexpr std::array<std::pair<EvalOperation, std::string_view>, 3> kOperationNames = {{
+constexpr std::array<std::pair<EvalOperation, std::string_view>, 4> kOperationNames = {{
     {EvalOperation::kEvaluate, "evaluate"},
     {EvalOperation::kSanitize, "sanitize"},
     {EvalOperation::kProfile, "profile"},
+    {EvalOperation::kDebug, "debug"},
 }};
 
 }  // namespace
@@ -29,7 +30,7 @@ std::optional<EvalOperation> parse_eval_operation(std::string_view name) {
 }
 
 std::string_view eval_operation_names() {
-  return "evaluate, sanitize, profile";
+  return "evaluate, sanitize, profile, debug";
 }
 
 Status apply_operation(EvalOperation operation, EvalOptions& options) {
@@ -43,6 +44,14 @@ Status apply_operation(EvalOperation operation, EvalOptions& options) {
                           "operation sanitize times nothing: energy needs operation evaluate");
       options.sanitize = true;
       // Never reached (the supervisor stops after correctness); off, so the record says so.
+      options.ncu = false;
+      return ok_status();
+    case EvalOperation::kDebug:
+      // Like sanitize, nothing is timed; the stage explains a failure instead of gating on one.
+      if (options.energy)
+        return make_error("invalid",
+                          "operation debug times nothing: energy needs operation evaluate");
+      options.debug = true;
       options.ncu = false;
       return ok_status();
     case EvalOperation::kProfile:

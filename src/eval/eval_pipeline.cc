@@ -77,6 +77,7 @@ EvalTools EvalTools::discover() {
   t.reference_library_path = dir + "/libptxbench_reference.so";
   t.ncu_path = find_tool("ncu");
   t.sanitizer_path = find_tool("compute-sanitizer");
+  t.cuda_gdb_path = find_tool("cuda-gdb");
   t.sandbox_path = dir + "/ptxbench-sandbox";
   return t;
 }
@@ -87,6 +88,7 @@ Json EvalTools::to_json() const {
               {"reference_library", reference_library_path},
               {"ncu", ncu_path},
               {"compute_sanitizer", sanitizer_path},
+              {"cuda_gdb", cuda_gdb_path},
               {"sandbox", sandbox_path}};
 }
 
@@ -174,6 +176,7 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
   job.reference_library_path = tools.reference_library_path;
   job.ncu_path = tools.ncu_path;
   job.sanitizer_path = tools.sanitizer_path;
+  job.cuda_gdb_path = tools.cuda_gdb_path;
   job.sandbox_path = tools.sandbox_path;
   job.profile_save_dir = tools.profile_save_dir;
   ProcessSpec spec;

@@ -18,14 +18,15 @@ namespace ptxb {
 // Where the trusted binaries and the profilers are. Defaults: the helpers folder
 // (core/install_layout.h: $PTXBENCH_LIBEXEC_DIR, the executable's folder in a build tree,
 // <prefix>/libexec/ptxbench) for ptxbench-supervisor, ptxbench-runner,
-// libptxbench_reference.so, ptxbench-sandbox; ncu and compute-sanitizer on PATH or in the CUDA
-// toolkit's bin/.
+// libptxbench_reference.so, ptxbench-sandbox; ncu, compute-sanitizer and cuda-gdb on PATH or in
+// the CUDA toolkit's bin/.
 struct EvalTools {
   std::string supervisor_path;
   std::string runner_path;
   std::string reference_library_path;
   std::string ncu_path;
   std::string sanitizer_path;
+  std::string cuda_gdb_path;  // the debug stage's core-dump reader
   std::string sandbox_path;
   // Non-empty: the supervisor writes the profiled call's Nsight Compute pages there
   // (`eval --save-profile`). The operator's choice, never a request's: a service leaves it empty.

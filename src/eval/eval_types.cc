@@ -76,6 +76,11 @@ Json EvalOptions::to_json() const {
          {"sanitizer_timeout_seconds", sanitizer_timeout_seconds},
          {"ncu_timeout_seconds", ncu_timeout_seconds}};
   if (energy) j["energy"] = true;  // absent before the option existed, and when off
+  // Likewise: requests without the debug stage keep their idempotency keys.
+  if (debug) {
+    j["debug"] = true;
+    j["debug_budget_seconds"] = debug_budget_seconds;
+  }
   return j;
 }
 
@@ -93,6 +98,7 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   r.optional("sanitizer_timeout_seconds", o.sanitizer_timeout_seconds);
   r.optional("ncu_timeout_seconds", o.ncu_timeout_seconds);
   r.optional("energy", o.energy);
+  r.optional("debug", o.debug).optional("debug_budget_seconds", o.debug_budget_seconds);
   PTXB_RETURN_IF_ERROR(r.status());
   const std::string what = "eval options";
   static const std::vector<std::string> kTools = {"memcheck", "racecheck", "synccheck",
@@ -102,6 +108,9 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
                       "{}: sanitizer_tool \"{}\" is not one of memcheck, racecheck, "
                       "synccheck, initcheck",
                       what, o.sanitizer_tool);
+  // Above a minute the stage would cost more than the evaluation it explains.
+  if (!(o.debug_budget_seconds >= 1.0 && o.debug_budget_seconds <= 60.0))
+    return make_error("parse", "{}: debug_budget_seconds must be 1 to 60", what);
   if (o.trials < 0 || o.trials > 100)
     return make_error("parse", "{}: trials must be 0 (task default) to 100", what);
   return o;
@@ -530,6 +539,8 @@ Json EvalResult::to_json() const {
   for (const auto& w : workloads) j["workloads"].push_back(w.to_json());
   j["target_instructions"] = target_instructions.to_json();
   j["sanitizer"] = sanitizer ? sanitizer->to_json() : Json(nullptr);
+  // Absent unless the debug stage ran: results recorded before it existed keep their JSON.
+  if (debug) j["debug"] = debug->to_json();
   j["environment"] = environment.to_json();
   j["stage_ms"] = stage_list_to_json(stage_ms);
   j["options"] = options.to_json();
@@ -549,6 +560,7 @@ Result<EvalResult> EvalResult::from_json(const Json& j) {
   f.required("workloads", r.workloads).required("target_instructions", r.target_instructions);
   // Optional: null unless compute-sanitizer ran.
   f.optional("sanitizer", r.sanitizer);
+  f.optional("debug", r.debug);  // null unless the debug stage ran
   f.required("environment", r.environment);
   f.custom("stage_ms", true, [&](const Json& v, const std::string& path) -> Status {
     std::map<std::string, double> stages;  // JSON object order is kept below
@@ -640,6 +652,7 @@ Json SupervisorJob::to_json() const {
               {"reference_library_path", reference_library_path},
               {"ncu_path", ncu_path},
               {"sanitizer_path", sanitizer_path},
+              {"cuda_gdb_path", cuda_gdb_path},
               {"sandbox_path", sandbox_path},
               {"profile_save_dir", profile_save_dir}};
 }
@@ -659,6 +672,7 @@ Result<SupervisorJob> SupervisorJob::from_json(const Json& json) {
   r.optional("tasks_dirs", job.tasks_dirs);
   r.optional("reference_library_path", job.reference_library_path);
   r.optional("ncu_path", job.ncu_path).optional("sanitizer_path", job.sanitizer_path);
+  r.optional("cuda_gdb_path", job.cuda_gdb_path);
   r.optional("sandbox_path", job.sandbox_path).optional("profile_save_dir", job.profile_save_dir);
   PTXB_RETURN_IF_ERROR(r.status());
   return job;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/debug_report.h"
 #include "analysis/ncu_source.h"
 #include "analysis/sanitizer_report.h"
 #include "compile/compile_types.h"
@@ -44,6 +45,11 @@ struct EvalOptions {
   // Energy per call (eval/energy.h): a back-to-back phase of >= 1 s per side after interleaved
   // timing, read from NVML by the supervisor. Off by default: it adds about 3 s.
   bool energy = false;
+  // The debug stage (docs/eval.md "Debug stage"): on RUNTIME_ERROR, MEMORY_ERROR or TIMEOUT,
+  // compute-sanitizer's most precise fault and cuda-gdb over a CUDA core dump, within
+  // `debug_budget_seconds` per failing evaluation. Off by default (operation debug sets it).
+  bool debug = false;
+  double debug_budget_seconds = 30.0;
   // --unsafe-no-sandbox: untrusted processes run without ptxbench-sandbox; the trace
   // (evaluation.ptxbench.sandboxed) and the feedback say so. Without it, a sandbox that cannot
   // be set up is INFRA_ERROR, never an unsandboxed run.
@@ -338,6 +344,8 @@ struct EvalResult {
   // When compute-sanitizer ran: the --sanitize gate (clean or not), or the memcheck pass that
   // located a memory fault (only when it found one).
   std::optional<SanitizerRecord> sanitizer;
+  // The debug stage's report, when it ran (EvalOptions::debug and a failing status).
+  std::optional<DebugRecord> debug;
   EnvironmentRecord environment;
   std::vector<std::pair<std::string, double>> stage_ms;
   EvalOptions options;
@@ -362,6 +370,7 @@ struct SupervisorJob {
   std::string reference_library_path;   // libptxbench_reference.so
   std::string ncu_path;                 // "" = not available
   std::string sanitizer_path;           // "" = not available
+  std::string cuda_gdb_path;            // "" = not available (the debug stage says so)
   std::string sandbox_path;             // ptxbench-sandbox; "" = not found
   std::string profile_save_dir;         // "" = keep nothing (EvalTools::profile_save_dir)
 

@@ -143,6 +143,8 @@ std::string render_feedback(const EvalResult& r, const FeedbackOptions& options)
     if (!log.empty() && w.status != PtxbStatus::kPassed)
       out += "runner log (your program's output):\n" + cap(log, log_cap_bytes / 2) + "\n";
   }
+  // After the workload's verdict and log, which it explains; already compact (debug_report.h).
+  if (r.debug && !r.debug->summary.empty()) out += "## Debug\n" + r.debug->summary;
   if (!r.workloads.empty() || r.gpu_skipped) {
     const auto& t = r.target_instructions;
     out += "## Target instructions\n" + t.verdict;

@@ -262,8 +262,15 @@ Status build_view(const SandboxPolicy& policy, uid_t uid, gid_t gid) {
 // /tmp and /dev/shm and the hidden libraries covered.
 Status mount_host_view(const SandboxPolicy& policy, const std::string& program, uid_t uid,
                        gid_t gid) {
-  if (policy.scratch_tmpfs)
+  if (policy.scratch_tmpfs) {
     PTXB_RETURN_IF_ERROR(mount_tmpfs(policy.scratch_dir, policy.scratch_bytes, "0700", uid, gid));
+  } else if (::mount(policy.scratch_dir.c_str(), policy.scratch_dir.c_str(), nullptr, MS_BIND,
+                     nullptr) != 0) {
+    // A scratch on disk (the debug stage's core dumps, read after the sandbox ends) becomes a
+    // mount of its own, so that it alone is made writable again below: mount_setattr acts on
+    // whole mounts only.
+    return errno_error("bind-mount the scratch " + policy.scratch_dir);
+  }
   // A private /tmp would hide a scratch directory or a program that lives under the host's.
   const bool private_tmp = policy.private_tmp && is_directory("/tmp") &&
                            !starts_with(canonical_path(policy.scratch_dir), "/tmp/") &&

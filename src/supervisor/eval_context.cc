@@ -124,7 +124,12 @@ StageOutcome EvalContext::fail_candidate(const Finding& failure) {
   candidate.session->kill();
   workload.runner.exit = candidate.session->wait(milliseconds(5000)).describe();
   Finding f = failure;
-  if (f.status == PtxbStatus::kMemoryError) locate_memory_error(*this, f);
+  // The debug stage's memcheck pass locates a memory fault too (and more); without it, one
+  // memcheck pass does.
+  if (options.debug)
+    debug_failure(*this, f);
+  else if (f.status == PtxbStatus::kMemoryError)
+    locate_memory_error(*this, f);
   return conclude_finding(f);
 }
 

@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/fs.h"
 #include "core/install_layout.h"
@@ -188,6 +190,30 @@ Result<ProcessSpec> EvalSandbox::wrap_tool(ProcessSpec spec, bool library_in_slo
   }
   PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(library_in_slot, SeccompProfile::kProfiler));
   p.cpu_seconds = kToolCpuSeconds;
+  spec.argv = sandbox_command(launcher_, p, spec.argv);
+  return spec;
+}
+
+Result<ProcessSpec> EvalSandbox::wrap_debug_run(ProcessSpec spec, const ScratchEnv& env_for,
+                                                std::uint64_t file_size_bytes,
+                                                std::string& scratch_dir) {
+  if (!enabled_) {
+    scratch_dir = fmt::format("{}/scratch-{}", staging_dir_, scratch_count_++);
+    PTXB_RETURN_IF_ERROR(make_directories(scratch_dir));
+    std::vector<std::string> env = current_environment();
+    for (std::string& entry : env_for(scratch_dir)) env.push_back(std::move(entry));
+    spec.env = std::move(env);
+    return spec;
+  }
+  PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(false, SeccompProfile::kRunner));
+  p.scratch_tmpfs = false;
+  p.file_size_bytes = file_size_bytes;
+  for (std::string& entry : env_for(p.scratch_dir)) p.set_env.push_back(std::move(entry));
+  // Without a tmpfs the folder itself must be the sandbox uid's to write in (as root; as
+  // another user the uid inside is our own).
+  if (::geteuid() == 0 && ::chown(p.scratch_dir.c_str(), p.uid, p.gid) != 0)
+    return make_error("io", "chown {}: {}", p.scratch_dir, std::strerror(errno));
+  scratch_dir = p.scratch_dir;
   spec.argv = sandbox_command(launcher_, p, spec.argv);
   return spec;
 }

@@ -12,6 +12,7 @@
 //                      "profiler" (loopback IP for the tool ↔ target connection)
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,14 @@ class EvalSandbox {
   // `spec` (a profiler over the self-contained runner) wrapped in the sandbox; unchanged when
   // the sandbox is off, except that `library_in_slot` adds the reference variables.
   Result<ProcessSpec> wrap_tool(ProcessSpec spec, bool library_in_slot);
+  // The debug stage's self-contained runner (it writes a CUDA core dump): the runner policy with
+  // the variables `env_for(scratch)` added, files capped at `file_size_bytes`, and a scratch
+  // folder on disk rather than a tmpfs, so that the dump and the driver's pipe can be reached
+  // from outside the sandbox. Its path is returned in `scratch_dir` (a folder of the staging
+  // directory; without the sandbox too, where the variables are added to our environment).
+  using ScratchEnv = std::function<std::vector<std::string>(const std::string& scratch_dir)>;
+  Result<ProcessSpec> wrap_debug_run(ProcessSpec spec, const ScratchEnv& env_for,
+                                     std::uint64_t file_size_bytes, std::string& scratch_dir);
 
   // cgroup.procs of the process tree the latest runner_prefix() set up; "" when the trees are
   // not in cgroups of their own (sandbox off, or the process-group fallback).

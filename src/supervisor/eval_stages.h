@@ -33,6 +33,10 @@ StageOutcome stage_sanitizer(EvalContext& ctx);
 // stage_sanitizer.cc: a memory fault names no line by itself; one memcheck pass over the
 // self-contained call locates it. Updates `finding` (and result.sanitizer) in place.
 void locate_memory_error(EvalContext& ctx, Finding& finding);
+// stage_debug.cc: with EvalOptions::debug, on RUNTIME_ERROR, MEMORY_ERROR or TIMEOUT: the
+// sanitizer's fault, cuda-gdb over a core dump, the launch behind a sync error
+// (result.debug); adds the line it points at to `finding`. Otherwise does nothing.
+void debug_failure(EvalContext& ctx, Finding& finding);
 
 // stage_reference.cc: times the library reference; sets the candidate's per-call limit.
 StageOutcome stage_reference(EvalContext& ctx);

@@ -69,7 +69,10 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task,
   static constexpr Stage kSanitizeStages[] = {stage_setup,       stage_sanitizer,
                                               stage_workload,    stage_untimed_limit,
                                               stage_correctness, stage_untimed_verdict};
-  if (job.request.operation == EvalOperation::kSanitize) {
+  // Operation debug runs the same untimed stages; the debug stage itself runs where the
+  // candidate fails (EvalContext::fail_candidate), with options.debug set.
+  if (job.request.operation == EvalOperation::kSanitize ||
+      job.request.operation == EvalOperation::kDebug) {
     for (Stage stage : kSanitizeStages)
       if (stage(ctx) == StageOutcome::kDone) break;
   } else {

@@ -1,7 +1,7 @@
-// Operation sanitize (eval/eval_operation.h): the compute-sanitizer gate and the correctness
-// trials, with nothing timed. The two stages here stand in for what the timed pipeline gets from
-// the reference timing (the per-call limit) and from stage_integrity (the runner's orderly end
-// and the PASSED verdict).
+// Operations sanitize and debug (eval/eval_operation.h): the correctness trials (after the
+// compute-sanitizer gate, for sanitize), with nothing timed. The two stages here stand in for what
+// the timed pipeline gets from the reference timing (the per-call limit) and from stage_integrity
+// (the runner's orderly end and the PASSED verdict).
 #include "supervisor/eval_stages.h"
 
 namespace ptxb {
@@ -29,10 +29,11 @@ StageOutcome stage_untimed_verdict(EvalContext& ctx) {
           ? fmt::format("clean under compute-sanitizer {}; ", ctx.options.sanitizer_tool)
           : std::string("compute-sanitizer not run; ");
   // Nothing decides a target-instruction verdict without the profiled call.
-  ctx.result.target_instructions.reason = "operation sanitize: not profiled";
-  return ctx.conclude(
-      PtxbStatus::kPassed, "",
-      fmt::format("{}correct on {} trials; not timed (operation sanitize)", sanitized, w.trials));
+  const std::string_view operation = eval_operation_name(ctx.job.request.operation);
+  ctx.result.target_instructions.reason = fmt::format("operation {}: not profiled", operation);
+  return ctx.conclude(PtxbStatus::kPassed, "",
+                      fmt::format("{}correct on {} trials; not timed (operation {})", sanitized,
+                                  w.trials, operation));
 }
 
 }  // namespace ptxb

@@ -4,6 +4,8 @@
 // the H200 are still to come (docs/eval.md).
 #include "analysis/cuda_gdb_report.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/fs.h"
@@ -68,6 +70,52 @@ TEST(CudaGdbReport, ALiveStopAndAnUnreadableDump) {
   auto unreadable = parse_cuda_gdb_output("Failed to open GPU coredump: No such file\n");
   ASSERT_FALSE(unreadable.ok());
   EXPECT_NE(unreadable.error().message.find("no CUDA exception"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ptxb
+
+namespace ptxb {
+namespace {
+
+TEST(CudaGdbReport, AHangDumpWithABareFrameAndTheInstruction) {
+  auto text = read_file(
+      std::string(PTXB_TESTDATA_DIR) + "/eval/cuda_gdb/synthetic_hang_user_dump.txt", 1 << 20);
+  ASSERT_TRUE(text.ok());
+  auto report = parse_cuda_gdb_output(*text);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->exception, "");
+  EXPECT_EQ(report->block, "(0,0,0)");
+  ASSERT_EQ(report->frames.size(), 2u);
+  EXPECT_EQ(report->frames[0].function, "mbar_wait");
+  EXPECT_EQ(report->frames[0].line, 27);
+  // No location printed: kept, with the launch shape, and no file.
+  EXPECT_EQ(report->frames[1].function, "wait_kernel");
+  EXPECT_EQ(report->frames[1].launch, "<<<(1,1,1),(128,1,1)>>>");
+  EXPECT_EQ(report->frames[1].file, "");
+  EXPECT_EQ(report->pc, "0x7fffd3a7c2b0");
+  EXPECT_EQ(report->instruction, "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3 ;");
+  EXPECT_EQ(report->innermost_in("kernel.cu"), &report->frames[0]);
+  EXPECT_EQ(report->kernel_frame(), &report->frames[1]);
+  EXPECT_EQ(report->innermost_in("other.cu"), nullptr);
+}
+
+TEST(CudaGdbReport, RoundTripsThroughJsonAndBuildsTheBatchCommand) {
+  auto text = read_file(
+      std::string(PTXB_TESTDATA_DIR) + "/eval/cuda_gdb/documented_illegal_address.txt", 1 << 20);
+  ASSERT_TRUE(text.ok());
+  auto report = parse_cuda_gdb_output(*text);
+  ASSERT_TRUE(report.ok());
+  auto back = CudaGdbReport::from_json(report->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->to_json(), report->to_json());
+  EXPECT_EQ(back->frames.at(1).launch, "<<<(56,64,1),(256,1,1)>>>");
+  EXPECT_FALSE(CudaGdbReport::from_json(Json{{"exception", "x"}}).ok());  // frames required
+  const auto argv = cuda_gdb_argv("/cuda/bin/cuda-gdb", "/s/core_1.nvcudmp");
+  EXPECT_EQ(argv.front(), "/cuda/bin/cuda-gdb");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "-nx"), argv.end());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "target cudacore /s/core_1.nvcudmp"), argv.end());
+  EXPECT_EQ(argv.back(), "x/i $pc");
 }
 
 }  // namespace

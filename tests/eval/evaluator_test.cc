@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +17,7 @@
 #include <thread>
 
 #include "analysis/ncu_work.h"
+#include "analysis/source_context.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "eval/feedback.h"
@@ -293,6 +297,9 @@ struct FakeTools final : ProcessRunner {
   std::vector<Json> policies;
   int self_checks = 0;
   ProcessResult sandbox_report = exited(0, good_sandbox_report().dump());
+  // Called with what ran inside and its policy (null when unsandboxed), before the canned
+  // answer: plays the side effects of a tool (the driver writing a core dump).
+  std::function<void(const std::vector<std::string>&, const Json&)> on_run;
   Result<ProcessResult> run(const ProcessSpec& spec) override {
     std::vector<std::string> argv = spec.argv;
     if (argv.at(0) == PTXB_SANDBOX_PATH) {
@@ -306,6 +313,7 @@ struct FakeTools final : ProcessRunner {
       }
     }
     runs.push_back(argv);
+    if (on_run) on_run(argv, spec.argv.at(0) == PTXB_SANDBOX_PATH ? policies.back() : Json());
     auto it = by_tool.find(argv.at(0));
     if (it == by_tool.end()) return make_error("process", "no such tool {}", argv.at(0));
     return it->second;
@@ -1516,6 +1524,218 @@ TEST_F(EvaluatorTest, SandboxStopUnderNcuOverridesThePass) {
   EXPECT_EQ(r.workloads[0].status, PtxbStatus::kForbidden);
 }
 
+// ---- the debug stage (supervisor/stage_debug.cc) ----
+
+// A variable of a sandboxed process's policy ("" when not set).
+std::string policy_env(const Json& policy, const std::string& key) {
+  for (const auto& entry : policy.value("set_env", Json::array())) {
+    const std::string text = entry.get<std::string>();
+    if (starts_with(text, key + "=")) return text.substr(key.size() + 1);
+  }
+  return "";
+}
+
+CallReply illegal_address_reply(CallReply r) {
+  r.cuda_error =
+      CudaErrorInfo{"cudaErrorIllegalAddress", "an illegal memory access", "cudaStreamSynchronize"};
+  return r;
+}
+
+class DebugStageTest : public EvaluatorTest {
+ protected:
+  void SetUp() override {
+    EvaluatorTest::SetUp();
+    job_.request.options.debug = true;
+    job_.cuda_gdb_path = "/fake/cuda-gdb";
+    tools_.by_tool["/fake/ptxbench-runner"] =
+        exited(1, "", "ptxbench-runner: self-contained call failed: cudaStreamSynchronize\n");
+  }
+  // The driver's part: the core dump where CUDA_COREDUMP_FILE says, for the runner only.
+  void write_core_dump_on_exception() {
+    tools_.on_run = [this](const std::vector<std::string>& argv, const Json& policy) {
+      if (argv.at(0) != "/fake/ptxbench-runner") return;
+      runner_policy_ = policy;
+      core_file_ = replace_all(policy_env(policy, "CUDA_COREDUMP_FILE"), "%p", "4242");
+      EXPECT_TRUE(write_file_atomic(core_file_, "core").ok()) << core_file_;
+    };
+  }
+  Json runner_policy_;
+  std::string core_file_;
+};
+
+TEST_F(DebugStageTest, AnIllegalAddressIsLocatedBySanitizerAndCudaGdbInTheSandbox) {
+  job_.request.source = "#define PTXB_TEST_VARIANT 3\n" + testdata("eval/gemm_variants.cu");
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
+  tools_.by_tool["/fake/cuda-gdb"] =
+      exited(0, testdata("eval/cuda_gdb/documented_illegal_address.txt"));
+  write_core_dump_on_exception();
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    return illegal_address_reply(r);
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kMemoryError);
+  ASSERT_TRUE(r.debug.has_value());
+  const DebugRecord& d = *r.debug;
+  ASSERT_TRUE(d.fault.has_value());
+  EXPECT_EQ(d.fault->line, 89);
+  EXPECT_EQ(d.fault->address, "0x7f45e27c0000");
+  ASSERT_TRUE(d.core_dump.has_value());
+  EXPECT_EQ(d.core_dump->trigger, "exception");
+  EXPECT_EQ(d.core_dump->bytes, 4);
+  ASSERT_TRUE(d.core_dump->cuda_gdb.has_value());
+  EXPECT_EQ(d.core_dump->cuda_gdb->exception, "Warp Illegal Address");
+  ASSERT_TRUE(d.points_at.has_value());
+  EXPECT_EQ(d.points_at->line, 89);
+  EXPECT_EQ(d.points_at->source, "sanitizer");
+  // The error surfaced at cudaStreamSynchronize: the kernel's launch is named too.
+  ASSERT_TRUE(d.launch.has_value());
+  EXPECT_EQ(d.launch->line, infer_launch_line(job_.request.source, 0, "gemm_tile_kernel"));
+  EXPECT_TRUE(d.notes.empty()) << d.notes.front();
+  EXPECT_NE(d.cuda_gdb_output.find("CUDA Exception"), std::string::npos);
+  EXPECT_NE(r.message.find("the debug stage points at kernel.cu:89 (sanitizer)"), std::string::npos)
+      << r.message;
+  EXPECT_FALSE(r.sanitizer.has_value());  // the debug record holds the memcheck pass
+  // The runner ran in the runner's sandbox, with core dumps on and a scratch folder on disk.
+  auto policy = SandboxPolicy::from_json(runner_policy_);
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  EXPECT_EQ(policy->seccomp, SeccompProfile::kRunner);
+  EXPECT_FALSE(policy->scratch_tmpfs);
+  EXPECT_EQ(policy->file_size_bytes, 256ull << 20);
+  EXPECT_TRUE(starts_with(core_file_, policy->scratch_dir + "/core_"));
+  EXPECT_EQ(policy_env(runner_policy_, "CUDA_COREDUMP_GENERATION_FLAGS"),
+            "skip_global_memory,skip_shared_memory,skip_local_memory,skip_abort");
+  EXPECT_EQ(policy_env(runner_policy_, "CUDA_ENABLE_USER_TRIGGERED_COREDUMP"), "");
+  // cuda-gdb read that dump (in the profilers' sandbox), which is gone afterwards.
+  const auto& gdb_run = tools_.runs.back();
+  EXPECT_EQ(gdb_run.at(0), "/fake/cuda-gdb");
+  EXPECT_NE(std::find(gdb_run.begin(), gdb_run.end(), "target cudacore " + core_file_),
+            gdb_run.end());
+  EXPECT_EQ(tools_.policies.back()["seccomp"], "profiler");
+  // The feedback's compact section, and the record's JSON round trip.
+  const std::string feedback = render_feedback(r);
+  EXPECT_NE(feedback.find("## Debug\npoints at kernel.cu:89 (from sanitizer)\n"), std::string::npos)
+      << feedback;
+  auto back = EvalResult::from_json(r.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->debug.has_value());
+  EXPECT_EQ(back->debug->to_json(), d.to_json());
+  EXPECT_TRUE(std::any_of(r.stage_ms.begin(), r.stage_ms.end(),
+                          [](const auto& stage) { return stage.first == "debug"; }));
+}
+
+TEST_F(DebugStageTest, WithoutTheToolsTheStageSaysSoAndPointsAtTheLaunch) {
+  job_.sanitizer_path.clear();
+  job_.cuda_gdb_path.clear();
+  job_.request.source = "#define PTXB_TEST_VARIANT 3\n" + testdata("eval/gemm_variants.cu");
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    return illegal_address_reply(r);
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kMemoryError);
+  ASSERT_TRUE(r.debug.has_value());
+  EXPECT_EQ(r.debug->notes, (std::vector<std::string>{"compute-sanitizer: not found; skipped",
+                                                      "cuda-gdb: not found; no core dump taken"}));
+  ASSERT_TRUE(r.debug->points_at.has_value());
+  EXPECT_EQ(r.debug->points_at->source, "launch");
+  EXPECT_EQ(r.debug->points_at->line, infer_launch_line(job_.request.source, 0));
+  for (const auto& ran : tools_.runs) EXPECT_NE(ran.at(0), "/fake/ptxbench-runner");
+}
+
+TEST_F(DebugStageTest, AHangIsDumpedThroughThePipeAndReadByCudaGdb) {
+  job_.request.source = "#define PTXB_TEST_VARIANT 4\n" + testdata("eval/gemm_variants.cu");
+  // 9 s: 5 s kept for cuda-gdb, the trigger after a third of the remaining 4 s.
+  job_.request.options.debug_budget_seconds = 9;
+  tools_.by_tool["/fake/cuda-gdb"] =
+      exited(0, testdata("eval/cuda_gdb/synthetic_hang_user_dump.txt"));
+  ProcessResult killed;
+  killed.term_signal = SIGKILL;
+  tools_.by_tool["/fake/ptxbench-runner"] = killed;
+  bool triggered = false;
+  tools_.on_run = [&](const std::vector<std::string>& argv, const Json& policy) {
+    if (argv.at(0) != "/fake/ptxbench-runner") return;
+    // The driver: it makes the pipe, reads it, and writes the dump when a byte arrives.
+    const std::string pipe = policy_env(policy, "CUDA_COREDUMP_PIPE");
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0) << pipe;
+    const int reader = ::open(pipe.c_str(), O_RDONLY | O_NONBLOCK);
+    ASSERT_GE(reader, 0);
+    char byte = 0;
+    for (int i = 0; i < 100 && !triggered; ++i) {
+      triggered = ::read(reader, &byte, 1) == 1;
+      if (!triggered) std::this_thread::sleep_for(milliseconds(50));
+    }
+    ::close(reader);
+    const std::string file = replace_all(policy_env(policy, "CUDA_COREDUMP_FILE"), "%p", "9");
+    if (triggered) EXPECT_TRUE(write_file_atomic(file, "hang core").ok());
+  };
+  candidate_script_ = [](int, CallReply) -> Result<CallReply> {
+    return Error{"call did not answer", "timeout"};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kTimeout);
+  EXPECT_TRUE(triggered);
+  ASSERT_TRUE(r.debug.has_value());
+  const DebugRecord& d = *r.debug;
+  EXPECT_FALSE(d.fault.has_value());
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_EQ(d.notes.front(),
+            "compute-sanitizer: not run on a hang (it would wait as long as the call)");
+  ASSERT_TRUE(d.core_dump.has_value());
+  EXPECT_EQ(d.core_dump->trigger, "hang");
+  ASSERT_TRUE(d.points_at.has_value());
+  EXPECT_EQ(d.points_at->line, 27);
+  EXPECT_EQ(d.points_at->source, "cuda-gdb");
+  EXPECT_FALSE(d.launch.has_value());  // a hang surfaces at no synchronization
+  EXPECT_NE(d.summary.find("no exception (stopped where it hung)"), std::string::npos) << d.summary;
+  EXPECT_NE(d.summary.find("> 27 |"), std::string::npos) << d.summary;
+  for (const auto& ran : tools_.runs) EXPECT_NE(ran.at(0), "/fake/compute-sanitizer");
+}
+
+TEST_F(DebugStageTest, OffByDefaultAndNeverForOtherVerdicts) {
+  job_.request.options.debug = false;
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    return illegal_address_reply(r);
+  };
+  EvalResult off = run();
+  EXPECT_EQ(off.status, PtxbStatus::kMemoryError);
+  EXPECT_FALSE(off.debug.has_value());
+  EXPECT_TRUE(off.sanitizer.has_value());  // the one memcheck pass, as before
+  job_.request.options.debug = true;
+  candidate_script_ = nullptr;
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    c.num_failing = 3;
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult wrong = run();
+  EXPECT_EQ(wrong.status, PtxbStatus::kIncorrectNumerical);
+  EXPECT_FALSE(wrong.debug.has_value());
+}
+
+TEST_F(DebugStageTest, DebugOperationRunsTheUntimedStagesAndExplainsAFailure) {
+  job_.request.options.debug = false;
+  job_.request.operation = EvalOperation::kDebug;
+  ASSERT_TRUE(apply_operation(job_.request.operation, job_.request.options).ok());
+  EXPECT_TRUE(job_.request.options.debug);
+  EvalResult passed = run();
+  ASSERT_EQ(passed.status, PtxbStatus::kPassed) << passed.message;
+  EXPECT_NE(passed.message.find("not timed (operation debug)"), std::string::npos);
+  EXPECT_EQ(launcher_.spawned, std::vector<RunnerRole>{RunnerRole::kCandidate});
+  EXPECT_FALSE(passed.debug.has_value());
+  job_.cuda_gdb_path.clear();
+  tools_.by_tool["/fake/compute-sanitizer"] =
+      exited(9, testdata("eval/sanitizer/memcheck_oob.txt"));
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    return illegal_address_reply(r);
+  };
+  EvalResult failed = run();
+  EXPECT_EQ(failed.status, PtxbStatus::kMemoryError);
+  ASSERT_TRUE(failed.debug.has_value());
+  EXPECT_EQ(failed.debug->points_at->line, 89);
+}
+
 TEST(SelfContainedParams, FollowTheSignatureWithFullSizeTensors) {
   auto registry = TaskRegistry::load({});
   ASSERT_TRUE(registry.ok());
@@ -1583,10 +1803,10 @@ TEST(EvalRequest, RoundTripAndBadInput) {
   // evaluate is not written (existing requests keep their JSON and their keys); others are.
   EXPECT_FALSE(request.to_json().contains("operation"));
   bad = request.to_json();
-  bad["operation"] = "debug";
+  bad["operation"] = "gdb";
   auto unknown = EvalRequest::from_json(bad);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("evaluate, sanitize, profile"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find("evaluate, sanitize, profile, debug"), std::string::npos);
 }
 
 TEST(EvalOperation, OptionsFollowTheOperationAndContradictionsAreRefused) {
@@ -1612,6 +1832,20 @@ TEST(EvalOperation, OptionsFollowTheOperationAndContradictionsAreRefused) {
   EXPECT_EQ(parse_eval_operation("profile"), EvalOperation::kProfile);
   EXPECT_FALSE(parse_eval_operation("Profile").has_value());
   EXPECT_EQ(eval_operation_name(EvalOperation::kSanitize), "sanitize");
+  EvalOptions debug;
+  ASSERT_TRUE(apply_operation(EvalOperation::kDebug, debug).ok());
+  EXPECT_TRUE(debug.debug);
+  EXPECT_FALSE(debug.ncu);
+  EXPECT_FALSE(debug.sanitize);  // the stage runs its own memcheck pass
+  EXPECT_EQ(parse_eval_operation("debug"), EvalOperation::kDebug);
+  debug.energy = true;
+  EXPECT_EQ(apply_operation(EvalOperation::kDebug, debug).error().code, "invalid");
+  // The options' JSON: absent when off (idempotency keys unchanged), bounded budget.
+  EXPECT_FALSE(EvalOptions{}.to_json().contains("debug"));
+  Json budget = EvalOptions{}.to_json();
+  budget["debug"] = true;
+  budget["debug_budget_seconds"] = 600;
+  EXPECT_FALSE(EvalOptions::from_json(budget).ok());
 }
 
 TEST(DeviceFacts, PhysicalFloorIsTheLargerBound) {

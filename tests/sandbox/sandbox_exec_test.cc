@@ -122,6 +122,17 @@ TEST_F(SandboxExec, WritesOnlyInsideScratchWhichNeverReachesTheHost) {
   EXPECT_FALSE(path_exists(in_tmp));
 }
 
+TEST_F(SandboxExec, AScratchOnDiskIsTheOnlyWritablePlaceAndOutlivesTheSandbox) {
+  policy_.scratch_tmpfs = false;  // the debug stage's core-dump run (supervisor/core_dump.h)
+  // As root the sandbox's uid is nobody's: the folder is handed over, as EvalSandbox does.
+  if (::geteuid() == 0)
+    ASSERT_EQ(::chown(policy_.scratch_dir.c_str(), policy_.uid, policy_.gid), 0);
+  EXPECT_EQ(sandboxed({"write", staging_ + "/outside"}).stdout_text, "errno 30\n");  // EROFS
+  EXPECT_EQ(sandboxed({"write", policy_.scratch_dir + "/inside"}).stdout_text, "ok\n");
+  EXPECT_TRUE(path_exists(policy_.scratch_dir + "/inside"));
+  EXPECT_FALSE(path_exists(staging_ + "/outside"));
+}
+
 TEST_F(SandboxExec, NoSecretsInTheEnvironment) {
   std::vector<std::string> env = current_environment();
   for (const char* secret : {"OPENAI_API_KEY=sk-test", "HF_TOKEN=hf_x", "AWS_SECRET_ACCESS_KEY=s",

@@ -240,10 +240,11 @@ TEST_F(ServiceTest, RejectsBadSubmissionsWithTheirCodes) {
   unsafe.options = Json{{"unsafe_no_sandbox", true}};
   EXPECT_EQ(service_->submit(alice_, unsafe).error().code, "invalid");
   SubmitRequest op = request("k");
-  op.operation = "debug";
+  op.operation = "gdb";
   auto unknown_op = service_->submit(alice_, op);
   EXPECT_EQ(unknown_op.error().code, "unsupported_operation");
-  EXPECT_NE(unknown_op.error().message.find("evaluate, sanitize, profile"), std::string::npos);
+  EXPECT_NE(unknown_op.error().message.find("evaluate, sanitize, profile, debug"),
+            std::string::npos);
   // An operation and options that contradict each other are refused, not overridden.
   SubmitRequest profile_off = request("k");
   profile_off.operation = "profile";
@@ -253,6 +254,13 @@ TEST_F(ServiceTest, RejectsBadSubmissionsWithTheirCodes) {
   sanitize_energy.operation = "sanitize";
   sanitize_energy.options = Json{{"energy", true}};
   EXPECT_EQ(service_->submit(alice_, sanitize_energy).error().code, "invalid");
+  SubmitRequest debug_energy = sanitize_energy;
+  debug_energy.operation = "debug";
+  EXPECT_EQ(service_->submit(alice_, debug_energy).error().code, "invalid");
+  SubmitRequest debug_budget = request("k");
+  debug_budget.operation = "debug";
+  debug_budget.options = Json{{"debug_budget_seconds", 3600}};
+  EXPECT_EQ(service_->submit(alice_, debug_budget).error().code, "invalid");
   EXPECT_EQ(SubmitRequest::from_json(
                 Json{{"task", "x"}, {"artifact", {{"sha256", "a"}}}, {"surprise", 1}})
                 .error()
@@ -264,7 +272,7 @@ TEST_F(ServiceTest, RejectsBadSubmissionsWithTheirCodes) {
 TEST_F(ServiceTest, OperationsReachTheWorkerWithTheirOptions) {
   start(1);
   std::map<std::string, std::int64_t> ids;
-  for (const std::string operation : {"evaluate", "sanitize", "profile"}) {
+  for (const std::string operation : {"evaluate", "sanitize", "profile", "debug"}) {
     SubmitRequest r = request("// " + operation + "\n");
     r.operation = operation;
     auto submitted = service_->submit(alice_, r);
@@ -280,7 +288,10 @@ TEST_F(ServiceTest, OperationsReachTheWorkerWithTheirOptions) {
   const Job sanitized = finished(alice_, ids["sanitize"]);
   EXPECT_EQ(sanitized.options["sanitize"], true);
   EXPECT_EQ(sanitized.options["ncu"], false);
-  ASSERT_EQ(fakes_[0]->requests.size(), 3u);
+  const Job debugged = finished(alice_, ids["debug"]);
+  EXPECT_EQ(debugged.options["debug"], true);
+  EXPECT_EQ(debugged.options["ncu"], false);
+  ASSERT_EQ(fakes_[0]->requests.size(), 4u);
   std::map<std::string, EvalRequest> received;
   for (const auto& request : fakes_[0]->requests) received[request.source] = request;
   EXPECT_EQ(received["// evaluate\n"].operation, EvalOperation::kEvaluate);
@@ -289,6 +300,9 @@ TEST_F(ServiceTest, OperationsReachTheWorkerWithTheirOptions) {
   EXPECT_TRUE(received["// sanitize\n"].options.sanitize);
   EXPECT_EQ(received["// profile\n"].operation, EvalOperation::kProfile);
   EXPECT_TRUE(received["// profile\n"].options.ncu);
+  EXPECT_EQ(received["// debug\n"].operation, EvalOperation::kDebug);
+  EXPECT_TRUE(received["// debug\n"].options.debug);
+  EXPECT_FALSE(received["// debug\n"].options.sanitize);
 }
 
 // The compile split: a job names the binary and its PTX by hash; both must be on the service,

@@ -92,8 +92,9 @@ Result<EvalResult> FakeTurnEvaluator::evaluate(const EvalRequest& request) {
   w.status = *status;
   w.reason = "fake";
   w.message = result.message;
-  // Like the supervisor: operation sanitize stops after correctness, so nothing is timed.
-  const bool timed = request.operation != EvalOperation::kSanitize;
+  // Like the supervisor: operations sanitize and debug stop after correctness, nothing timed.
+  const bool timed =
+      request.operation != EvalOperation::kSanitize && request.operation != EvalOperation::kDebug;
   if (*status == PtxbStatus::kPassed && timed) {
     TimingStats candidate, reference;
     reference.median_ms = 1.0;
