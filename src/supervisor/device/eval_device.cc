@@ -66,8 +66,8 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
   causal_ = causal;
   if (task.reference_backend == "plain_cuda")
     return make_error("reference",
-                      "task {}: no reference backend for this layout yet (GQA tasks "
-                      "need a plain CUDA reference that is not built)",
+                      "task {}: reference_backend plain_cuda names no kernel; a task "
+                      "names its layout's backend (design.md §4 \"Which reference\")",
                       task.name);
   PTXB_ASSIGN_OR_RETURN(reference_, make_reference(task.reference_backend, causal));
   PTXB_RETURN_IF_ERROR(reference_->prepare(axes_, stream_));
@@ -154,6 +154,7 @@ Status GpuEvalDevice::derive_and_reference(Set& set) {
   }
   std::vector<void*> storage;
   auto params = reference_params(set, /*use_reference_outputs=*/true, storage);
+  PTXB_RETURN_IF_ERROR(reference_->prepare_call(params.data()));
   PTXB_RETURN_IF_ERROR(reference_->invoke(params.data()));
   PTXB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   set.cross_ready = false;
