@@ -212,7 +212,8 @@ Result<bool> bench_task(const Task& task, L2Flush& flush, cudaStream_t stream, i
               task.flops / 1e9);
   const bool causal = layout_name != "paged_decode";
   bool ok = true;
-  for (const std::string prefix : {"flashinfer_gqa_", "plain_cuda_gqa_"}) {
+  for (const std::string& prefix :
+       {std::string("flashinfer_gqa_"), std::string("plain_cuda_gqa_")}) {
     const std::string name = prefix + layout_name;
     if (prefix == std::string("flashinfer_gqa_") && !flashinfer_built()) {
       std::printf("  %-32s not built (configure with -DPTXB_WITH_FLASHINFER=ON)\n", name.c_str());
