@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@
 #include "references/gqa_backends.h"
 #include "references/plain_gqa.h"
 #include "tasks/registry.h"
+#include "trace/safetensors.h"
 
 namespace {
 
@@ -36,31 +36,6 @@ using namespace ptxb::gpu;
 
 constexpr int kWarmupCalls = 5;  // first call plans (prepare_call); the rest warm clocks/caches
 constexpr std::uint64_t kSeed = 20261201;
-
-// A safetensors file: 8-byte little-endian header length, a JSON header naming each tensor's
-// dtype, shape and [begin, end) byte offsets into the data that follows.
-Result<std::vector<std::int32_t>> read_int32_tensor(const std::string& path,
-                                                    const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error("io", "{}: cannot open", path);
-  std::uint64_t header_bytes = 0;
-  in.read(reinterpret_cast<char*>(&header_bytes), 8);
-  std::string header(header_bytes, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_bytes));
-  if (!in) return make_error("io", "{}: truncated safetensors header", path);
-  const Json json = Json::parse(header, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || !json.contains(key))
-    return make_error("io", "{}: no tensor '{}'", path, key);
-  const Json& entry = json[key];
-  if (entry.value("dtype", "") != "I32") return make_error("io", "{}: {} is not I32", path, key);
-  const auto begin = entry["data_offsets"][0].get<std::uint64_t>();
-  const auto end = entry["data_offsets"][1].get<std::uint64_t>();
-  std::vector<std::int32_t> values((end - begin) / 4);
-  in.seekg(static_cast<std::streamoff>(8 + header_bytes + begin));
-  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(end - begin));
-  if (!in) return make_error("io", "{}: truncated tensor {}", path, key);
-  return values;
-}
 
 // Device storage of one task's parameters, keyed by definition name, plus the ABI slots.
 struct Problem {
@@ -95,13 +70,15 @@ Status build_problem(const Task& task, cudaStream_t stream, Problem& p) {
     DeviceBuffer buffer;
     if (input != nullptr && input->kind == InputSpec::Kind::kSafetensors) {
       PTXB_ASSIGN_OR_RETURN(
-          auto values, read_int32_tensor(task.set_root + "/" + input->path, input->tensor_key));
-      if (static_cast<std::int64_t>(values.size()) != count)
-        return make_error("io", "{}: {} has {} entries, the axes say {}", task.name,
-                          param.source_name, values.size(), count);
-      PTXB_ASSIGN_OR_RETURN(buffer, DeviceBuffer::create(values.size() * sizeof(std::int32_t)));
+          SafetensorsTensor values,
+          read_safetensors_tensor(task.set_root + "/" + input->path, input->tensor_key));
+      if (values.elements() != count || values.dtype != spec->dtype)
+        return make_error("io", "{}: {} has {} {} entries, the definition says {} {}", task.name,
+                          param.source_name, values.elements(), dtype_name(values.dtype), count,
+                          dtype_name(spec->dtype));
+      PTXB_ASSIGN_OR_RETURN(buffer, DeviceBuffer::create(values.bytes.size()));
       PTXB_CUDA_CHECK(
-          cudaMemcpy(buffer.data(), values.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+          cudaMemcpy(buffer.data(), values.bytes.data(), buffer.bytes(), cudaMemcpyHostToDevice));
     } else {
       PTXB_ASSIGN_OR_RETURN(buffer, DeviceBuffer::create(spec->dtype, count));
       if (param.kind == AbiParameter::Kind::kInput)

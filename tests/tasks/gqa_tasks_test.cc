@@ -15,7 +15,7 @@
 namespace ptxb {
 namespace {
 
-const TaskRegistry& tasks() {
+const TaskRegistry& gqa_registry() {
   static const TaskRegistry registry = [] {
     auto loaded = TaskRegistry::load_sets({builtin_tasks_dir().value()});
     EXPECT_TRUE(loaded.ok()) << loaded.error().message;
@@ -24,7 +24,7 @@ const TaskRegistry& tasks() {
   return registry;
 }
 
-bool has_tag(const Task& task, const std::string& tag) {
+bool gqa_has_tag(const Task& task, const std::string& tag) {
   const auto& tags = task.definition.tags;
   return std::find(tags.begin(), tags.end(), tag) != tags.end();
 }
@@ -37,7 +37,7 @@ struct GqaExpectation {
   int axes;
 };
 
-const std::map<std::string, GqaExpectation>& expected() {
+const std::map<std::string, GqaExpectation>& gqa_expected() {
   static const std::map<std::string, GqaExpectation> table = {
       {"gqa_paged_decode_h24_kv8_d128_ps1",
        {"flashinfer_gqa_paged_decode", "flashinfer.decode.BatchDecodeWithPagedKVCacheWrapper",
@@ -54,9 +54,9 @@ const std::map<std::string, GqaExpectation>& expected() {
 
 TEST(GqaTasks, EachNamesTheFlashInferBackendOfItsLayout) {
   int found = 0;
-  for (const Task* task : tasks().list("heldout-h100")) {
-    auto it = expected().find(task->name);
-    if (it == expected().end()) {
+  for (const Task* task : gqa_registry().list("heldout-h100")) {
+    auto it = gqa_expected().find(task->name);
+    if (it == gqa_expected().end()) {
       EXPECT_FALSE(task->reference_backend.starts_with("flashinfer_")) << task->name;
       continue;
     }
@@ -64,8 +64,8 @@ TEST(GqaTasks, EachNamesTheFlashInferBackendOfItsLayout) {
     const GqaExpectation& want = it->second;
     EXPECT_EQ(task->reference_backend, want.backend) << task->name;
     EXPECT_EQ(gqa_reference_for(task->cost_model), want.backend) << task->name;
-    EXPECT_TRUE(has_tag(*task, "fi_api:" + want.fi_api)) << task->name;
-    EXPECT_EQ(has_tag(*task, "mask:causal"), want.causal) << task->name;
+    EXPECT_TRUE(gqa_has_tag(*task, "fi_api:" + want.fi_api)) << task->name;
+    EXPECT_EQ(gqa_has_tag(*task, "mask:causal"), want.causal) << task->name;
     // The runner's causal flag comes from the cost model's suffix (supervisor/evaluator.cc).
     EXPECT_EQ(task->cost_model.ends_with("_causal"), want.causal) << task->name;
     EXPECT_TRUE(is_library_reference(task->reference_backend));
@@ -74,7 +74,7 @@ TEST(GqaTasks, EachNamesTheFlashInferBackendOfItsLayout) {
 }
 
 TEST(GqaTasks, EveryTaskUsesThePrimaryReferenceOfItsOperation) {
-  for (const Task* task : tasks().list()) {
+  for (const Task* task : gqa_registry().list()) {
     std::string primary = gqa_reference_for(task->cost_model);
     if (task->cost_model == "gemm") primary = "cublaslt_gemm";
     if (task->cost_model.starts_with("attention_fwd")) primary = "cudnn_sdpa_fwd";
@@ -84,8 +84,8 @@ TEST(GqaTasks, EveryTaskUsesThePrimaryReferenceOfItsOperation) {
 }
 
 TEST(GqaTasks, SignatureOrderIsWhatTheBackendsUnpack) {
-  for (const auto& [name, want] : expected()) {
-    const Task* task = tasks().find(name);
+  for (const auto& [name, want] : gqa_expected()) {
+    const Task* task = gqa_registry().find(name);
     ASSERT_NE(task, nullptr) << name;
     const RunSignature signature = make_run_signature(task->definition);
     const auto& params = signature.parameters;
@@ -112,8 +112,8 @@ TEST(GqaTasks, SignatureOrderIsWhatTheBackendsUnpack) {
 }
 
 // One manifest entry for `definition` with the given backend and cost model.
-std::string entry(const std::string& definition, const std::string& uuid,
-                  const std::string& backend, const std::string& cost_model) {
+std::string gqa_manifest_entry(const std::string& definition, const std::string& uuid,
+                               const std::string& backend, const std::string& cost_model) {
   static int count = 0;
   return R"({"name": "t)" + std::to_string(count++) + R"(", "suites": ["s"], "definition": ")" +
          definition + R"(", "workload_uuid": ")" + uuid +
@@ -124,20 +124,20 @@ std::string entry(const std::string& definition, const std::string& uuid,
 TEST(GqaTasks, ManifestRejectsABackendThatDoesNotFit) {
   TraceSetLoad load = load_trace_set(builtin_tasks_dir().value());
   ASSERT_TRUE(load.diagnostics.ok());
-  const Task* decode = tasks().find("gqa_paged_decode_h24_kv8_d128_ps1");
-  const Task* mha = tasks().find("mha_with_lse_d64");
+  const Task* decode = gqa_registry().find("gqa_paged_decode_h24_kv8_d128_ps1");
+  const Task* mha = gqa_registry().find("mha_with_lse_d64");
   ASSERT_NE(decode, nullptr);
   ASSERT_NE(mha, nullptr);
   const std::string d = decode->definition.name, du = decode->workload.uuid;
-  auto manifest =
-      parse_trace_json(R"({"format": "ptxbench-tasks/1", "tasks": [)" +
-                           entry(d, du, "flashinfer_gqa_ragged_prefill", "gqa_paged_decode") +
-                           ", " + entry(d, du, "cudnn_sdpa_fwd", "gqa_paged_decode") + ", " +
-                           entry(mha->definition.name, mha->workload.uuid,
-                                 "flashinfer_gqa_paged_decode", "attention_fwd") +
-                           ", " + entry(d, du, "plain_cuda", "gqa_paged_decode") + ", " +
-                           entry(d, du, "flashinfer_gqa_paged_decode", "gqa_paged_decode") + "]}",
-                       "tasks.json");
+  auto manifest = parse_trace_json(
+      R"({"format": "ptxbench-tasks/1", "tasks": [)" +
+          gqa_manifest_entry(d, du, "flashinfer_gqa_ragged_prefill", "gqa_paged_decode") + ", " +
+          gqa_manifest_entry(d, du, "cudnn_sdpa_fwd", "gqa_paged_decode") + ", " +
+          gqa_manifest_entry(mha->definition.name, mha->workload.uuid,
+                             "flashinfer_gqa_paged_decode", "attention_fwd") +
+          ", " + gqa_manifest_entry(d, du, "plain_cuda", "gqa_paged_decode") + ", " +
+          gqa_manifest_entry(d, du, "flashinfer_gqa_paged_decode", "gqa_paged_decode") + "]}",
+      "tasks.json");
   ASSERT_TRUE(manifest.ok());
   Diagnostics diagnostics("tasks.json");
   auto parsed = parse_task_manifest(*manifest, load.set, diagnostics);

@@ -13,24 +13,22 @@ constexpr std::size_t kIntWorkspaceBytes = std::size_t{8} << 20;
 }  // namespace
 
 FlashInferGqa::~FlashInferGqa() {
+  // Teardown is best effort: errors here cannot change any measured result.
   for (auto& [key, planned] : plans_) release(planned);
+  cudaFree(float_buffer_);
+  cudaFreeHost(pinned_int_buffer_);
 }
 
-Status FlashInferGqa::allocate(flashinfer_ref::Workspace& w) {
-  w.float_bytes = kFloatWorkspaceBytes;
-  w.int_bytes = kIntWorkspaceBytes;
-  PTXB_CUDA_CHECK(cudaMalloc(&w.float_buffer, w.float_bytes));
-  PTXB_CUDA_CHECK(cudaMalloc(&w.int_buffer, w.int_bytes));
+Status FlashInferGqa::allocate_shared() {
+  if (float_buffer_ == nullptr) PTXB_CUDA_CHECK(cudaMalloc(&float_buffer_, kFloatWorkspaceBytes));
   // Pinned: plan() stages the schedule here and copies it with cudaMemcpyAsync.
-  PTXB_CUDA_CHECK(cudaMallocHost(&w.pinned_int_buffer, w.int_bytes));
+  if (pinned_int_buffer_ == nullptr)
+    PTXB_CUDA_CHECK(cudaMallocHost(&pinned_int_buffer_, kIntWorkspaceBytes));
   return ok_status();
 }
 
 void FlashInferGqa::release(Planned& planned) {
-  // Teardown is best effort: errors here cannot change any measured result.
-  cudaFree(planned.workspace.float_buffer);
   cudaFree(planned.workspace.int_buffer);
-  cudaFreeHost(planned.workspace.pinned_int_buffer);
   if (auto* decode = std::get_if<flashinfer_ref::DecodePlan>(&planned.plan))
     cudaFree(decode->last_page_len);
 }
@@ -45,9 +43,15 @@ Status FlashInferGqa::plan(const GqaCall& call) {
                       "{}: FlashInfer kernels are instantiated for head_dim {} only, not {}",
                       name(), flashinfer_ref::kHeadDim, call.shape.head_dim);
   PTXB_ASSIGN_OR_RETURN(GqaHostIndex index, copy_host_index(call));
+  PTXB_RETURN_IF_ERROR(allocate_shared());
   Planned planned;
-  Status allocated = allocate(planned.workspace);
-  Status done = allocated;
+  planned.workspace = {float_buffer_, kFloatWorkspaceBytes, nullptr, pinned_int_buffer_,
+                       kIntWorkspaceBytes};
+  Status done = ok_status();
+  if (cudaError_t e = cudaMalloc(&planned.workspace.int_buffer, kIntWorkspaceBytes);
+      e != cudaSuccess)
+    done = make_error("cuda", "{}: cudaMalloc of the int workspace: {}", name(),
+                      cudaGetErrorString(e));
   if (done.ok()) {
     if (layout() == GqaLayout::kPagedDecode) {
       flashinfer_ref::DecodePlan decode;

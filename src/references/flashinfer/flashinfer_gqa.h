@@ -33,16 +33,20 @@ class FlashInferGqa final : public GqaReference {
 
  private:
   using Plan = std::variant<flashinfer_ref::DecodePlan, flashinfer_ref::PrefillPlan>;
-  // One workspace per plan: FlashInfer's schedule lives in the int workspace, so two cached
-  // plans cannot share one.
+  // FlashInfer's schedule lives in the int workspace, so every cached plan has its own (8 MiB;
+  // one per input set the runner binds). The float workspace (split-KV partial results) and the
+  // pinned staging buffer are shared: calls run one at a time on one stream, and planning
+  // synchronizes before the staging buffer is reused.
   struct Planned {
     Plan plan;
     flashinfer_ref::Workspace workspace;
   };
-  Status allocate(flashinfer_ref::Workspace& workspace);
+  Status allocate_shared();
   void release(Planned& planned);
 
   std::map<GqaPlanKey, Planned> plans_;
+  void* float_buffer_ = nullptr;
+  void* pinned_int_buffer_ = nullptr;
 };
 
 // The kernel configuration of a plan, as describe() records it.
