@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The GQA references on the H200, run by bench/run_gpu_benchmarks.sh (PTXB_BENCHMARKS=flashinfer):
-#  1. bench/gqa_reference_bench.cc: FlashInfer 0.6.14 and the plain CUDA reference called through
-#     invoke() on the three heldout-h100 GQA workloads: median latency, TFLOP/s, FlashInfer's
-#     plan, and FlashInfer checked against the plain fp32 reference (under a minute);
+#  1. tests/gpu/gqa_workload_test.cc and gqa_reference_test.cc (in ptxbench_gpu_tests, which the
+#     device carry holds): FlashInfer 0.6.14 and the plain CUDA reference called through invoke()
+#     on the three heldout-h100 GQA workloads: median latency, TFLOP/s, FlashInfer's plan, and
+#     FlashInfer checked against the plain fp32 reference; then both on an uneven batch against a
+#     double-precision host evaluation (under a minute);
 #  2. A/A through the real evaluator (bench/aa_bench.sh, `--test-reference-as-candidate`): the
 #     FlashInfer reference in both slots of `ptxbench-testing eval`, FI_AA_SEEDS (default "1 2")
 #     per task, about 10 s per evaluation; prints status, the reference's CUPTI median, TFLOP/s
@@ -14,8 +16,9 @@ BIN=${BIN:?} OUT_DIR=${OUT_DIR:?}
 TESTS=${TESTS:-$BIN/../tests}
 GQA_TASKS="gqa_paged_decode_h24_kv8_d128_ps1 gqa_paged_prefill_causal_h24_kv8_d128_ps1 gqa_ragged_prefill_causal_h32_kv4_d128"
 rc=0
-echo "== gqa_reference_bench"
-"$TESTS/gqa_reference_bench" --tasks "$(pwd)/tasks" | tee "$OUT_DIR/flashinfer_gqa.txt"
+echo "== GQA references on the workloads (ptxbench_gpu_tests)"
+"$TESTS/ptxbench_gpu_tests" --gtest_filter='*GqaWorkloadGpu*:*GqaReferenceGpu*' |
+  tee "$OUT_DIR/flashinfer_gqa.txt"
 ((PIPESTATUS[0] == 0)) || rc=1
 
 echo "== A/A through ptxbench eval"

@@ -1,16 +1,13 @@
-// GQA references on the GPU: for each heldout-h100 GQA task, the FlashInfer reference and the
-// plain CUDA one are called through the candidate ABI (ReferenceBackend::invoke, the entry point
-// libptxbench_reference.so gives the runner), on the task's real workload (index arrays from its
-// safetensors blob, normal(0,1) bf16 q/k/v). Prints per backend the median latency (CUDA events,
-// L2 flushed before every sample, plan outside the timed calls), TFLOP/s from the task's cost
-// model, and FlashInfer's plan; then FlashInfer's output and LSE checked against the plain
-// reference computed in fp32 with the task tolerance. Exit status 1 on a mismatch.
-//
-//   gqa_reference_bench [--tasks DIR] [--iters N] [--only TASK]
-//
-// Not the evaluator's timing contract (CUPTI activity windows in a sandboxed runner); a quick
-// A/A-free look at what the reference costs and whether it is right. A build configured
-// without -DPTXB_WITH_FLASHINFER=ON times the plain reference only and says so.
+// The GQA references on the real heldout-h100 workloads (informational timing, like
+// reference_test.cu's full-size prints, plus one assertion): for each GQA task, FlashInfer and
+// the plain CUDA reference are called through invoke() (the entry point libptxbench_reference.so
+// gives the runner) on the task's workload: index arrays from its safetensors blob, normal(0,1)
+// bf16 q/k/v. Printed per backend: the median latency (CUDA events, L2 flushed before every
+// sample, the plan made in the warm-up calls), TFLOP/s from the task's cost model, FlashInfer's
+// plan. Asserted: FlashInfer's output and LSE match the plain reference computed in fp32 under the
+// task tolerance. Not the evaluator's timing contract (CUPTI windows in a sandboxed runner; the
+// A/A evaluations of bench/flashinfer_bench.sh measure that). Label `gpu`; filter:
+// `--gtest_filter='*GqaWorkloadGpu*'`.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +15,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "abi/signature.h"
 #include "cuda/cuda_check.h"
@@ -29,11 +28,12 @@
 #include "tasks/registry.h"
 #include "trace/safetensors.h"
 
+#include "test_macros.h"
+
+namespace ptxb::gpu {
 namespace {
 
-using namespace ptxb;
-using namespace ptxb::gpu;
-
+constexpr int kTimedCalls = 30;
 constexpr int kWarmupCalls = 5;  // first call plans (prepare_call); the rest warm clocks/caches
 constexpr std::uint64_t kSeed = 20261201;
 
@@ -181,76 +181,59 @@ Result<bool> check_against_plain(ReferenceBackend& flashinfer, Problem& p) {
   return out_bad + lse_bad == 0;
 }
 
-Result<bool> bench_task(const Task& task, L2Flush& flush, cudaStream_t stream, int iters) {
-  const std::string layout_name = task.reference_backend.substr(std::strlen("flashinfer_gqa_"));
+const TaskRegistry& gqa_tasks() {
+  static const TaskRegistry registry = [] {
+    auto loaded = TaskRegistry::load_sets({std::string(PTXB_SOURCE_DIR) + "/tasks"});
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+    return loaded.ok() ? std::move(loaded).value() : TaskRegistry();
+  }();
+  return registry;
+}
+
+class GqaWorkloadGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GqaWorkloadGpu, ReferenceLatencyAndFlashInferMatchesPlain) {
+  const Task* task = gqa_tasks().find(GetParam());
+  ASSERT_NE(task, nullptr) << GetParam();
+  const std::string layout = task->reference_backend.substr(std::strlen("flashinfer_gqa_"));
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  L2Flush flush;
+  ASSERT_OK(flush.allocate_for_current_device());
   Problem p;
-  PTXB_RETURN_IF_ERROR(build_problem(task, stream, p));
-  std::printf("%s (%s, %.3g GFLOP)\n", task.name.c_str(), task.workload_name().c_str(),
-              task.flops / 1e9);
-  const bool causal = layout_name != "paged_decode";
-  bool ok = true;
+  ASSERT_OK(build_problem(*task, stream, p));
+  std::printf("%s (%s, %.3g GFLOP)\n", task->name.c_str(), task->workload_name().c_str(),
+              task->flops / 1e9);
   for (const std::string& prefix :
        {std::string("flashinfer_gqa_"), std::string("plain_cuda_gqa_")}) {
-    const std::string name = prefix + layout_name;
-    if (prefix == std::string("flashinfer_gqa_") && !flashinfer_built()) {
+    const std::string name = prefix + layout;
+    const bool flashinfer = prefix == "flashinfer_gqa_";
+    if (flashinfer && !flashinfer_built()) {
       std::printf("  %-32s not built (configure with -DPTXB_WITH_FLASHINFER=ON)\n", name.c_str());
       continue;
     }
-    PTXB_ASSIGN_OR_RETURN(auto backend, make_reference(name, causal));
-    PTXB_ASSIGN_OR_RETURN(double ms, median_call_ms(*backend, p, flush, iters));
+    ASSERT_OK_AND_ASSIGN(auto backend, make_reference(name, layout != "paged_decode"));
+    ASSERT_OK_AND_ASSIGN(double ms, median_call_ms(*backend, p, flush, kTimedCalls));
     std::printf("  %-32s median %9.4f ms  %8.2f TFLOP/s\n", name.c_str(), ms,
-                task.flops / (ms * 1e-3) / 1e12);
-    if (prefix == std::string("flashinfer_gqa_")) {
-      const Json shapes = backend->describe()["shapes"];
-      if (!shapes.empty()) std::printf("  plan: %s\n", shapes[0]["plan"].dump().c_str());
-      PTXB_ASSIGN_OR_RETURN(bool passed, check_against_plain(*backend, p));
-      ok = ok && passed;
-    }
+                task->flops / (ms * 1e-3) / 1e12);
+    if (!flashinfer) continue;
+    const Json shapes = backend->describe()["shapes"];
+    ASSERT_EQ(shapes.size(), 1u);
+    std::printf("  plan: %s\n", shapes[0]["plan"].dump().c_str());
+    ASSERT_OK_AND_ASSIGN(bool passed, check_against_plain(*backend, p));
+    EXPECT_TRUE(passed) << name << " differs from the plain fp32 reference";
   }
-  return ok;
+  cudaStreamDestroy(stream);
+  if (!flashinfer_built()) GTEST_SKIP() << "FlashInfer not built (-DPTXB_WITH_FLASHINFER=ON)";
 }
 
-int run(int argc, char** argv) {
-  std::string tasks_dir, only;
-  int iters = 30;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--tasks")
-      tasks_dir = argv[i + 1];
-    else if (flag == "--iters")
-      iters = std::max(1, std::atoi(argv[i + 1]));
-    else if (flag == "--only")
-      only = argv[i + 1];
-  }
-  if (tasks_dir.empty()) {
-    auto dir = builtin_tasks_dir();
-    if (!dir.ok()) return std::fprintf(stderr, "%s\n", dir.error().message.c_str()), 2;
-    tasks_dir = *dir;
-  }
-  auto registry = TaskRegistry::load_sets({tasks_dir});
-  if (!registry.ok()) return std::fprintf(stderr, "%s\n", registry.error().message.c_str()), 2;
-  cudaStream_t stream = nullptr;
-  L2Flush flush;
-  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
-      !flush.allocate_for_current_device().ok())
-    return std::fprintf(stderr, "gqa_reference_bench: no usable GPU\n"), 2;
-  bool all_ok = true;
-  for (const Task* task : registry->list("heldout-h100")) {
-    if (!task->reference_backend.starts_with("flashinfer_gqa_")) continue;
-    if (!only.empty() && task->name != only) continue;
-    auto ok = bench_task(*task, flush, stream, iters);
-    if (!ok.ok()) {
-      std::printf("  ERROR: %s\n", ok.error().message.c_str());
-      all_ok = false;
-    } else {
-      all_ok = all_ok && *ok;
-    }
-  }
-  return all_ok ? 0 : 1;
-}
+INSTANTIATE_TEST_SUITE_P(Tasks, GqaWorkloadGpu,
+                         ::testing::Values("gqa_paged_decode_h24_kv8_d128_ps1",
+                                           "gqa_paged_prefill_causal_h24_kv8_d128_ps1",
+                                           "gqa_ragged_prefill_causal_h32_kv4_d128"),
+                         [](const auto& info) {
+                           return info.param.substr(0, info.param.find("_h"));
+                         });
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  return run(argc, argv);
-}
+}  // namespace ptxb::gpu
