@@ -70,8 +70,11 @@ Status plan_decode(const Workspace& workspace, const GqaCall& call, const GqaHos
     std::vector<std::int32_t> ones(static_cast<std::size_t>(s.batch),
                                    static_cast<std::int32_t>(s.page_size));
     PTXB_CUDA_CHECK(cudaMalloc(&plan.last_page_len, ones.size() * sizeof(std::int32_t)));
-    PTXB_CUDA_CHECK(cudaMemcpy(plan.last_page_len, ones.data(), ones.size() * sizeof(std::int32_t),
-                               cudaMemcpyHostToDevice));
+    // On the call's stream, like all of the plan's work (the runner attributes work by stream).
+    PTXB_CUDA_CHECK(cudaMemcpyAsync(plan.last_page_len, ones.data(),
+                                    ones.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice,
+                                    call.stream));
+    PTXB_CUDA_CHECK(cudaStreamSynchronize(call.stream));  // `ones` is a local
   }
   return ok_status();
 }
