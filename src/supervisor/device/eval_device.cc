@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "core/strings.h"
 #include "cuda/cuda_check.h"
@@ -65,12 +66,19 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
 
   const bool causal = ends_with(task.cost_model, "_causal");
   causal_ = causal;
-  if (task.reference_backend == "plain_cuda")
-    return make_error("reference",
-                      "task {}: reference_backend plain_cuda names no kernel; a task "
-                      "names its layout's backend (design.md §4 \"Which reference\")",
-                      task.name);
-  PTXB_ASSIGN_OR_RETURN(reference_, make_reference(task.reference_backend, causal));
+  // plain_cuda: correctness against the plain CUDA kernel of the task's operation, no timing
+  // (design.md §4 "Which reference"); only the GQA layouts have one behind the ABI.
+  std::string backend = task.reference_backend;
+  if (backend == "plain_cuda") {
+    const std::string gqa = gqa_reference_for(task.cost_model);
+    if (gqa.empty())
+      return make_error("reference",
+                        "task {}: reference_backend plain_cuda: no plain CUDA kernel behind the "
+                        "ABI for cost model {}",
+                        task.name, task.cost_model);
+    backend = "plain_cuda_" + gqa.substr(std::string_view("flashinfer_").size());
+  }
+  PTXB_ASSIGN_OR_RETURN(reference_, make_reference(backend, causal));
   PTXB_RETURN_IF_ERROR(reference_->prepare(axes_, stream_));
   if (reference_->op() == ReferenceOp::kAttentionBackward) {
     PTXB_ASSIGN_OR_RETURN(forward_, make_reference("cudnn_sdpa_fwd", causal));
