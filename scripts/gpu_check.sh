@@ -14,7 +14,8 @@
 #   replay     `ptxbench run --model replay` of the paper-h100 suite (2 turns)
 #   bench      the evaluator and solutions benchmarks (bench/run_gpu_benchmarks.sh;
 #              PTXB_BENCHMARKS="eval" or "solutions" runs one of them; "service" the evaluation
-#              service's checks, bench/service_gpu.sh)
+#              service's checks, bench/service_gpu.sh; "flashinfer" the GQA references,
+#              bench/flashinfer_bench.sh, from a build with -DPTXB_WITH_FLASHINFER=ON)
 #   samples    real ncu / compute-sanitizer output for the parsers' golden files
 #              (testdata/eval/ncu, testdata/eval/sanitizer): $SAMPLE_VARIANTS of
 #              testdata/eval/gemm_variants.cu (default: 0)

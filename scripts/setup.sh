@@ -4,6 +4,8 @@
 #   bash scripts/setup.sh            # install + build
 #   PTXB_SKIP_INSTALL=1 bash ...     # build only (dependencies already present)
 #   PTXB_BUILD_DIR=DIR, PTXB_JOBS=N   # another build folder (default build/), N build jobs
+#   PTXB_WITH_FLASHINFER=ON bash ...  # also compile the FlashInfer GQA reference kernels (about
+#                                     # 2.5 minutes more on 2 cores; docs/references.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -27,6 +29,13 @@ APT_PACKAGES=(cmake ninja-build g++ pkg-config python3-pip git
 PY_PACKAGES=(nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86
   nvidia-nvml-dev==13.0.87 nvidia-cudnn-frontend==1.32.0)
 PY_DIR="$ROOT/.deps/py"
+# FlashInfer's C++/CUDA headers (flashinfer/data/include, with its bundled CUTLASS and CCCL), the
+# version the paper's GQA baselines used; a 14.6 MB wheel, 109 MB unpacked, fetched only with
+# PTXB_WITH_FLASHINFER=ON. Its own folder and stamp, so pinning it again never reinstalls the
+# wheels above. Only headers are used: the
+# kernels are instantiated and compiled by CMake (src/references/flashinfer).
+FLASHINFER_PACKAGE=flashinfer-python==0.6.14
+FLASHINFER_DIR="$ROOT/.deps/flashinfer"
 
 if [[ "${PTXB_SKIP_INSTALL:-0}" != 1 ]]; then
   missing=()
@@ -46,6 +55,15 @@ if [[ "${PTXB_SKIP_INSTALL:-0}" != 1 ]]; then
     rm -rf "$PY_DIR"
     python3 -m pip install -q --disable-pip-version-check --no-deps --target "$PY_DIR" "${PY_PACKAGES[@]}"
     echo "$want" >"$stamp"
+  fi
+  fi_stamp="$FLASHINFER_DIR/.installed"
+  if [[ "${PTXB_WITH_FLASHINFER:-OFF}" == ON ]] &&
+    [[ ! -f "$fi_stamp" || "$(cat "$fi_stamp")" != "$FLASHINFER_PACKAGE" ]]; then
+    echo "setup: installing $FLASHINFER_PACKAGE (headers only, --no-deps) into .deps/flashinfer"
+    rm -rf "$FLASHINFER_DIR"
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$FLASHINFER_DIR" \
+      "$FLASHINFER_PACKAGE"
+    echo "$FLASHINFER_PACKAGE" >"$fi_stamp"
   fi
   if ! command -v nvcc >/dev/null 2>&1 && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
     echo "setup: warning: no CUDA toolkit found (expected /usr/local/cuda/bin/nvcc);" \
@@ -74,6 +92,7 @@ fi
 # 2-core CI machine; PTXB_BUILD_TYPE=RelWithDebInfo for debugging.
 BUILD_DIR=${PTXB_BUILD_DIR:-$ROOT/build}
 cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${PTXB_BUILD_TYPE:-Release}" \
-  -DPTXB_WITH_CUDA="$PTXB_WITH_CUDA" -DPTXB_BUILD_GPU_TESTS="$PTXB_BUILD_GPU_TESTS" >/dev/null
+  -DPTXB_WITH_CUDA="$PTXB_WITH_CUDA" -DPTXB_BUILD_GPU_TESTS="$PTXB_BUILD_GPU_TESTS" \
+  -DPTXB_WITH_FLASHINFER="${PTXB_WITH_FLASHINFER:-OFF}" >/dev/null
 cmake --build "$BUILD_DIR" --parallel "${PTXB_JOBS:-$(nproc)}"
 echo "setup: built $BUILD_DIR/ptxbench"

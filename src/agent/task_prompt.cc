@@ -6,6 +6,9 @@ std::string reference_label(const std::string& backend) {
   if (backend == "cublaslt_gemm") return "cuBLASLt";
   if (backend == "cudnn_sdpa_fwd") return "cuDNN SDPA (forward)";
   if (backend == "cudnn_sdpa_bwd") return "cuDNN SDPA (backward)";
+  if (backend == "flashinfer_gqa_paged_decode") return "FlashInfer 0.6.14 (batch paged decode)";
+  if (backend == "flashinfer_gqa_paged_prefill") return "FlashInfer 0.6.14 (SM90 paged prefill)";
+  if (backend == "flashinfer_gqa_ragged_prefill") return "FlashInfer 0.6.14 (SM90 ragged prefill)";
   if (backend == "plain_cuda") return "";
   return backend;
 }

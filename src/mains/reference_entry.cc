@@ -6,8 +6,9 @@
 // The runner protocol has no reference-specific message: the supervisor selects the backend
 // through the environment of the reference runner it spawns:
 //   PTXBENCH_REFERENCE            "cublaslt_gemm" | "cudnn_sdpa_fwd[:causal]" |
-//   "cudnn_sdpa_bwd[:causal]" PTXBENCH_REFERENCE_SIGNATURE  the task's `run` declaration (the
-//   runner builds params from it)
+//                                 "cudnn_sdpa_bwd[:causal]" | "flashinfer_gqa_<layout>[:causal]"
+//                                 (any make_reference() name)
+//   PTXBENCH_REFERENCE_SIGNATURE  the task's `run` declaration (the runner builds params from it)
 // The first call prepares the backend for the call's shape (plans, algorithm selection); that
 // happens inside a warm-up call, never a timed one. A failure aborts the process with the
 // message on stderr: the supervisor reports it as an INFRA_ERROR with the runner's log.
@@ -49,13 +50,9 @@ extern "C" __attribute__((visibility("default"))) void ptxbench_invoke(void* con
     if (!made.ok()) die(made.error().message);
     instance = std::move(made).value();
   }
-  const int tensors = instance->num_params() - instance->num_axes() - 1;
-  std::vector<std::int64_t> axes;
-  for (int i = 0; i < instance->num_axes(); ++i)
-    axes.push_back(*static_cast<const std::int64_t*>(params[tensors + i]));
-  const cudaStream_t stream = *static_cast<const cudaStream_t*>(params[instance->num_params() - 1]);
-  if (auto prepared = instance->prepare(axes, stream); !prepared.ok())
-    die(prepared.error().message);
+  // A lookup once prepared; GQA backends plan from the call's index arrays here (their plan
+  // depends on the request lengths, not only on the axes).
+  if (auto prepared = instance->prepare_call(params); !prepared.ok()) die(prepared.error().message);
   if (auto invoked = instance->invoke(params); !invoked.ok()) die(invoked.error().message);
 }
 

@@ -121,9 +121,21 @@ Result<SelfContainedSpec> self_contained_spec_from_json(const Json& json) {
         return make_error("protocol", "{}: {} elements of {} is outside 1..{} bytes", item_what,
                           tensor.elements, tensor.dtype, kMaxSelfContainedTensorBytes);
       }
-      if (tensor.init != "zeros" && tensor.init != "normal") {
-        return make_error("protocol", "{}: init must be \"normal\" or \"zeros\", got '{}'",
-                          item_what, tensor.init);
+      if (tensor.init != "zeros" && tensor.init != "normal" && tensor.init != "data") {
+        return make_error("protocol",
+                          "{}: init must be \"normal\", \"zeros\" or \"data\", got '{}'", item_what,
+                          tensor.init);
+      }
+      if (tensor.init == "data") {
+        PTXB_ASSIGN_OR_RETURN(std::string hex,
+                              get_string(tensor_json, "data_hex", item_what + ".tensor"));
+        auto decoded = from_hex(hex);
+        if (!decoded.ok()) return decoded.error().with_context(item_what + ".tensor.data_hex");
+        if (decoded->size() != tensor.elements * element_bytes)
+          return make_error("protocol", "{}: data_hex holds {} bytes, {} {} elements need {}",
+                            item_what, decoded->size(), tensor.elements, tensor.dtype,
+                            tensor.elements * element_bytes);
+        tensor.data = std::move(decoded).value();
       }
       if (tensor.init == "normal" && tensor.dtype != "float32" && tensor.dtype != "bfloat16" &&
           tensor.dtype != "float16") {
@@ -149,6 +161,7 @@ Result<std::string> generate_tensor_bytes(const SelfContainedTensor& tensor, std
   if (element_bytes == 0) return make_error("protocol", "unknown dtype '{}'", tensor.dtype);
   std::string bytes(tensor.elements * element_bytes, '\0');
   if (tensor.init == "zeros") return bytes;
+  if (tensor.init == "data") return tensor.data;
   SplitMix64 rng{seed ^ (0x5851f42d4c957f2dull * (index + 1))};
   for (std::uint64_t i = 0; i < tensor.elements; i += 2) {
     // Box–Muller: two independent N(0, 1) values per pair of uniforms.

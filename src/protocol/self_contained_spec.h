@@ -8,6 +8,8 @@
 //    "params": [                            // every run parameter except the stream, in order
 //      {"name": "A", "tensor": {"dtype": "bfloat16", "elements": 41943040, "init": "normal"}},
 //      {"name": "C", "tensor": {"dtype": "bfloat16", "elements": 58720256, "init": "zeros"}},
+//      {"name": "kv_indptr", "tensor": {"dtype": "int32", "elements": 5, "init": "data",
+//                                       "data_hex": "00000000..."}},  // exact bytes
 //      {"name": "M", "i64": 8192}]}          // by-value: i64 | i32 | f32 | bool | raw_hex
 //
 // Plain C++ (parsing and host-side value generation) so it is unit-tested without a GPU.
@@ -30,7 +32,10 @@ namespace ptxb {
 struct SelfContainedTensor {
   std::string dtype;  // FlashInfer-Trace dtype name: bfloat16, float16, float32, int32, int64, ...
   std::uint64_t elements = 0;
-  std::string init;  // "normal": N(0,1) (float dtypes only); "zeros"
+  // "normal": N(0,1) (float dtypes only); "zeros"; "data": exactly the bytes of "data_hex"
+  // (a workload constant such as the GQA tasks' index arrays, which random values would break).
+  std::string init;
+  std::string data;  // init "data": elements x element size bytes, decoded from data_hex
 };
 
 struct SelfContainedParam {

@@ -7,6 +7,7 @@
 
 #include "references/cublaslt_gemm.h"
 #include "references/cudnn_sdpa.h"
+#include "references/gqa_backends.h"
 #include "references/plain_reference.h"
 
 namespace ptxb::gpu {
@@ -73,6 +74,14 @@ Status validate_shape(const AttentionShape& s) {
   return ok_status();
 }
 
+Status ReferenceBackend::prepare_call(void* const* params) {
+  // Trampoline convention: the axes are the num_axes() entries before the trailing stream.
+  const int first_axis = num_params() - num_axes() - 1;
+  std::vector<std::int64_t> axes;
+  for (int i = 0; i < num_axes(); ++i) axes.push_back(param<std::int64_t>(params, first_axis + i));
+  return prepare(axes, param<cudaStream_t>(params, num_params() - 1));
+}
+
 // ---- GEMM: (A, B, C, M, N, K, stream) ----
 
 Status GemmReference::prepare(std::span<const std::int64_t> axes, cudaStream_t stream) {
@@ -122,11 +131,15 @@ Status AttentionBackwardReference::invoke(void* const* params) {
 // ---- factory ----
 
 std::vector<std::string> reference_backend_names() {
-  return {"cublaslt_gemm",   "cudnn_sdpa_fwd",           "cudnn_sdpa_bwd",
-          "plain_cuda_gemm", "plain_cuda_attention_fwd", "plain_cuda_attention_bwd"};
+  std::vector<std::string> names = {
+      "cublaslt_gemm",   "cudnn_sdpa_fwd",           "cudnn_sdpa_bwd",
+      "plain_cuda_gemm", "plain_cuda_attention_fwd", "plain_cuda_attention_bwd"};
+  for (const std::string& name : gqa_backend_names()) names.push_back(name);
+  return names;
 }
 
 Result<std::unique_ptr<ReferenceBackend>> make_reference(std::string_view name, bool causal) {
+  if (is_gqa_backend(name)) return make_gqa_reference(name, causal);
   std::unique_ptr<ReferenceBackend> backend;
   bool is_gemm = name == "cublaslt_gemm" || name == "plain_cuda_gemm";
   if (is_gemm && causal) {

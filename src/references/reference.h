@@ -34,7 +34,14 @@
 
 namespace ptxb::gpu {
 
-enum class ReferenceOp { kGemm, kAttentionForward, kAttentionBackward };
+enum class ReferenceOp {
+  kGemm,
+  kAttentionForward,
+  kAttentionBackward,
+  kGqaPagedDecode,  // references/gqa_reference.h
+  kGqaPagedPrefill,
+  kGqaRaggedPrefill
+};
 
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
@@ -66,6 +73,12 @@ class ReferenceBackend {
   // Builds and caches what the shape needs. `axes` in signature order (GEMM: M, N, K;
   // attention: B, H, D, S). Idempotent per shape; synchronizes `stream` when it did work.
   virtual Status prepare(std::span<const std::int64_t> axes, cudaStream_t stream) = 0;
+
+  // prepare() for one call's full parameter list (invoke() convention), for backends whose plan
+  // depends on input contents (GQA: the request boundaries). The default takes the axes and
+  // the stream from `params` and calls prepare(). Cached, so a second call with the same key is
+  // a lookup; a library reference's entry point calls it before every invoke().
+  virtual Status prepare_call(void* const* params);
 
   // Candidate-trampoline-style call (see the file comment). Only enqueues work on the stream.
   virtual Status invoke(void* const* params) = 0;
@@ -121,12 +134,18 @@ class AttentionBackwardReference : public ReferenceBackend {
                      std::int64_t H, std::int64_t D, std::int64_t S, cudaStream_t stream) = 0;
 };
 
-// All factory names, in a stable order.
+// All factory names, in a stable order (the FlashInfer ones whether built or not).
 std::vector<std::string> reference_backend_names();
 
+// Whether this build compiled the FlashInfer kernels (CMake option PTXB_WITH_FLASHINFER).
+bool flashinfer_built();
+
 // Creates a backend by name: "cublaslt_gemm", "cudnn_sdpa_fwd", "cudnn_sdpa_bwd",
-// "plain_cuda_gemm", "plain_cuda_attention_fwd", "plain_cuda_attention_bwd". `causal` must be
-// false for the GEMMs. Touches no GPU.
+// "plain_cuda_gemm", "plain_cuda_attention_fwd", "plain_cuda_attention_bwd", and the GQA
+// backends "flashinfer_gqa_<layout>" / "plain_cuda_gqa_<layout>" (layout paged_decode,
+// paged_prefill, ragged_prefill; causal exactly for the prefills). `causal` must be false for
+// the GEMMs. Touches no GPU. The FlashInfer names fail with a clear message in a build
+// configured without PTXB_WITH_FLASHINFER.
 Result<std::unique_ptr<ReferenceBackend>> make_reference(std::string_view name, bool causal);
 
 // Shape checks shared by backends: positive dimensions, and element counts that fit int64.

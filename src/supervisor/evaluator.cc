@@ -6,7 +6,9 @@
 #include "core/clock.h"
 #include "core/strings.h"
 #include "core/version.h"
+#include "protocol/protocol.h"
 #include "supervisor/eval_stages.h"
+#include "trace/safetensors.h"
 
 namespace ptxb {
 
@@ -18,7 +20,33 @@ std::string reference_selector(const Task& task) {
   return task.reference_backend + (ends_with(task.cost_model, "_causal") ? ":causal" : "");
 }
 
-Json self_contained_params(const Task& task, const std::string& signature, std::uint64_t seed) {
+namespace {
+
+// A by-value scalar input as the self-contained runner takes it ({"f32": x}, {"i32": n}, ...).
+Result<Json> scalar_param(const Task& task, const AbiParameter& p, const TensorSpec& spec) {
+  const InputSpec* input = task.workload.find_input(p.source_name);
+  if (input == nullptr || input->kind != InputSpec::Kind::kScalar ||
+      !input->scalar_value.is_number())
+    return make_error("setup", "task {}: scalar {} has no numeric 'scalar' input", task.name,
+                      p.source_name);
+  const Json& v = input->scalar_value;
+  switch (spec.dtype) {
+    case DType::kFloat32:
+      return Json{{"name", p.name}, {"f32", v.get<double>()}};
+    case DType::kInt32:
+      return Json{{"name", p.name}, {"i32", v.get<std::int64_t>()}};
+    case DType::kInt64:
+      return Json{{"name", p.name}, {"i64", v.get<std::int64_t>()}};
+    default:
+      return make_error("setup", "task {}: scalar {} of type {} is not supported", task.name,
+                        p.source_name, dtype_name(spec.dtype));
+  }
+}
+
+}  // namespace
+
+Result<Json> self_contained_params(const Task& task, const std::string& signature,
+                                   std::uint64_t seed) {
   const RunSignature run = make_run_signature(task.definition);
   const auto axes = task.axis_values();
   Json params = Json::array();
@@ -29,14 +57,28 @@ Json self_contained_params(const Task& task, const std::string& signature, std::
       continue;
     }
     const TensorSpec* tensor = task.definition.find_tensor(p.source_name);
+    if (tensor && tensor->is_scalar()) {
+      PTXB_ASSIGN_OR_RETURN(Json scalar, scalar_param(task, p, *tensor));
+      params.push_back(std::move(scalar));
+      continue;
+    }
     std::uint64_t elements = 1;
     if (tensor && tensor->shape)
       for (const auto& axis : *tensor->shape) elements *= static_cast<std::uint64_t>(axes.at(axis));
-    params.push_back(Json{{"name", p.name},
-                          {"tensor",
-                           {{"dtype", tensor ? std::string(dtype_name(tensor->dtype)) : "float32"},
-                            {"elements", elements},
-                            {"init", p.kind == AbiParameter::Kind::kInput ? "normal" : "zeros"}}}});
+    Json spec = {{"dtype", tensor ? std::string(dtype_name(tensor->dtype)) : "float32"},
+                 {"elements", elements},
+                 {"init", p.kind == AbiParameter::Kind::kInput ? "normal" : "zeros"}};
+    // Workload constants (the GQA index arrays) go in as they are: random request boundaries
+    // would send a correct kernel out of bounds under the sanitizer.
+    const InputSpec* input = task.workload.find_input(p.source_name);
+    if (input != nullptr && input->kind == InputSpec::Kind::kSafetensors) {
+      PTXB_ASSIGN_OR_RETURN(
+          SafetensorsTensor loaded,
+          read_safetensors_tensor(task.set_root + "/" + input->path, input->tensor_key));
+      spec["init"] = "data";
+      spec["data_hex"] = to_hex(loaded.bytes.data(), loaded.bytes.size());
+    }
+    params.push_back(Json{{"name", p.name}, {"tensor", spec}});
   }
   return Json{{"signature", signature}, {"seed", seed}, {"params", params}};
 }

@@ -45,7 +45,10 @@ class Evaluator {
 bool is_backward_task(const Task& task);
 // "cudnn_sdpa_fwd:causal" style selector for the reference library.
 std::string reference_selector(const Task& task);
-// The runner's --params-json for one self-contained call on the task's workload (profilers).
-Json self_contained_params(const Task& task, const std::string& signature, std::uint64_t seed);
+// The runner's --params-json for one self-contained call on the task's workload (profilers):
+// random inputs, zeroed outputs, by-value scalars and safetensors inputs as the workload gives
+// them (an error when a scalar has no numeric value or a safetensors file cannot be read).
+Result<Json> self_contained_params(const Task& task, const std::string& signature,
+                                   std::uint64_t seed);
 
 }  // namespace ptxb

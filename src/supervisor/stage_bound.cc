@@ -126,7 +126,7 @@ std::optional<Finding> batch_reply_finding(const BatchReply& reply,
 }
 
 int initial_batch_sets(const EvalContext& ctx, double physical_floor_ms) {
-  if (ctx.task.reference_backend == "plain_cuda") return 0;
+  if (!is_library_reference(ctx.task.reference_backend)) return 0;
   // The floor is below the real time, so this K is at least the one the calibration will want.
   return batch_calls(ctx.bound_policy.overhead_estimate_ms, physical_floor_ms, ctx.bound_policy);
 }

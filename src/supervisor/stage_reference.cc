@@ -11,7 +11,7 @@ StageOutcome stage_reference(EvalContext& ctx) {
   const TimingPolicy& policy = ctx.policy;
   ctx.call_limit = seconds_to_ms(policy.call_limit_floor_seconds);
   // plain_cuda tasks have no library reference: no speedup, only the floor limit.
-  if (ctx.task.reference_backend == "plain_cuda") return StageOutcome::kContinue;
+  if (!is_library_reference(ctx.task.reference_backend)) return StageOutcome::kContinue;
   const auto start = EvalClock::now();
   RunnerSide reference = start_runner(ctx, RunnerRole::kReference, "reference runner");
   if (reference.failure) return ctx.conclude_finding(*reference.failure);

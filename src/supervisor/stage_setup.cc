@@ -33,7 +33,8 @@ Status stage_files(EvalContext& ctx) {
                         read_file(artifact.path_of(artifact.shared_object), 1u << 30));
   PTXB_RETURN_IF_ERROR(write_file_atomic(ctx.staged_so, so_bytes));
   // In A/A mode the library runs one unprofiled warm-up call that builds its plans.
-  Json self_contained = self_contained_params(ctx.task, ctx.signature, ctx.options.seed);
+  PTXB_ASSIGN_OR_RETURN(Json self_contained,
+                        self_contained_params(ctx.task, ctx.signature, ctx.options.seed));
   if (ctx.library_as_candidate) self_contained["warmup_calls"] = 1;
   PTXB_RETURN_IF_ERROR(write_file_atomic(params_path, self_contained.dump()));
   ctx.self_contained_argv = {

@@ -138,6 +138,15 @@ std::optional<Task> parse_entry(const Json& entry, const std::string& path, cons
       }
     }
   }
+  const std::string gqa_backend = gqa_reference_for(task.cost_model);
+  const bool names_gqa = task.reference_backend.starts_with("flashinfer_gqa_");
+  if (is_library_reference(task.reference_backend) && (names_gqa || !gqa_backend.empty()) &&
+      task.reference_backend != gqa_backend)
+    diagnostics.error(json_path_key(path, "reference_backend"),
+                      "reference backend '" + task.reference_backend +
+                          "' does not fit cost model '" + task.cost_model + "' (expected " +
+                          (gqa_backend.empty() ? "a non-GQA backend" : gqa_backend) +
+                          " or plain_cuda)");
   if (diagnostics.size() != findings_before) return std::nullopt;
   return task;
 }

@@ -5,9 +5,26 @@
 namespace ptxb {
 
 const std::vector<std::string>& reference_backend_names() {
-  static const std::vector<std::string> names = {"cublaslt_gemm", "cudnn_sdpa_fwd",
-                                                 "cudnn_sdpa_bwd", "plain_cuda"};
+  static const std::vector<std::string> names = {"cublaslt_gemm",
+                                                 "cudnn_sdpa_fwd",
+                                                 "cudnn_sdpa_bwd",
+                                                 "flashinfer_gqa_paged_decode",
+                                                 "flashinfer_gqa_paged_prefill",
+                                                 "flashinfer_gqa_ragged_prefill",
+                                                 "plain_cuda"};
   return names;
+}
+
+std::string gqa_reference_for(const std::string& cost_model) {
+  // The layout decides the ABI the backend unpacks; the mask comes from the cost model's suffix.
+  if (cost_model == "gqa_paged_decode") return "flashinfer_gqa_paged_decode";
+  if (cost_model == "gqa_paged_prefill_causal") return "flashinfer_gqa_paged_prefill";
+  if (cost_model == "gqa_ragged_prefill_causal") return "flashinfer_gqa_ragged_prefill";
+  return "";
+}
+
+bool is_library_reference(const std::string& backend) {
+  return !backend.starts_with("plain_cuda");
 }
 
 std::map<std::string, std::int64_t> Task::axis_values() const {

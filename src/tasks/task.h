@@ -28,8 +28,10 @@ struct Task {
   Workload workload;
   std::string arch;  // "sm_90a" | "sm_100a"
   std::vector<std::string>
-      target_families;            // Hopper: GMMA, TMA (either); Blackwell: UTC, LDTM, STTM
-  std::string reference_backend;  // cublaslt_gemm | cudnn_sdpa_fwd | cudnn_sdpa_bwd | plain_cuda
+      target_families;  // Hopper: GMMA, TMA (either); Blackwell: UTC, LDTM, STTM
+  // The primary reference (design.md §4 "Which reference"): cublaslt_gemm | cudnn_sdpa_fwd |
+  // cudnn_sdpa_bwd | flashinfer_gqa_{paged_decode,paged_prefill,ragged_prefill} | plain_cuda
+  std::string reference_backend;
   Tolerance tolerance;
   std::vector<std::string> prompt_variants;  // "base", "base+cluster_multicast", ...
   double target_speedup = 1.2;
@@ -52,5 +54,11 @@ struct Task {
 // Reference backends the evaluator knows; plain_cuda means "no library reference": correctness
 // against a plain CUDA kernel and speedup null (design.md §4).
 const std::vector<std::string>& reference_backend_names();
+// The FlashInfer backend of a GQA cost model ("gqa_paged_decode" -> "flashinfer_gqa_paged_decode");
+// "" for every other cost model. A manifest naming another library for a GQA task, or a
+// FlashInfer layout that differs from its cost model's, is rejected.
+std::string gqa_reference_for(const std::string& cost_model);
+// False for plain_cuda: a plain CUDA kernel is a correctness reference only, never timed.
+bool is_library_reference(const std::string& backend);
 
 }  // namespace ptxb

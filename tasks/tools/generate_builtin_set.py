@@ -322,9 +322,9 @@ def paper(dim, suite, arch, suffix=""):
 tasks = [entry("gemm_n7168_k5120", "paper-h100", "gemm_n7168_k5120", "sm_90a", "cublaslt_gemm", GEMM_V, "gemm")]
 tasks += paper(128, "paper-h100", "sm_90a")
 tasks += paper(64, "heldout-h100", "sm_90a") + paper(96, "heldout-h100", "sm_90a")
-tasks.append(entry("gqa_paged_decode_h24_kv8_d128_ps1", "heldout-h100", "gqa_paged_decode_h24_kv8_d128_ps1", "sm_90a", "plain_cuda", ["base"], "gqa_paged_decode"))
-tasks.append(entry("gqa_paged_prefill_causal_h24_kv8_d128_ps1", "heldout-h100", "gqa_paged_prefill_causal_h24_kv8_d128_ps1", "sm_90a", "plain_cuda", ["base"], "gqa_paged_prefill_causal"))
-tasks.append(entry("gqa_ragged_prefill_causal_h32_kv4_d128", "heldout-h100", "gqa_ragged_prefill_causal_h32_kv4_d128", "sm_90a", "plain_cuda", ["base"], "gqa_ragged_prefill_causal"))
+tasks.append(entry("gqa_paged_decode_h24_kv8_d128_ps1", "heldout-h100", "gqa_paged_decode_h24_kv8_d128_ps1", "sm_90a", "flashinfer_gqa_paged_decode", ["base"], "gqa_paged_decode"))
+tasks.append(entry("gqa_paged_prefill_causal_h24_kv8_d128_ps1", "heldout-h100", "gqa_paged_prefill_causal_h24_kv8_d128_ps1", "sm_90a", "flashinfer_gqa_paged_prefill", ["base"], "gqa_paged_prefill_causal"))
+tasks.append(entry("gqa_ragged_prefill_causal_h32_kv4_d128", "heldout-h100", "gqa_ragged_prefill_causal_h32_kv4_d128", "sm_90a", "flashinfer_gqa_ragged_prefill", ["base"], "gqa_ragged_prefill_causal"))
 tasks.append(entry("gemm_n7168_k5120_sm100a", "paper-b200", "gemm_n7168_k5120", "sm_100a", "cublaslt_gemm", GEMM_V, "gemm"))
 tasks += paper(128, "paper-b200", "sm_100a", "_sm100a")
 dump(f"{ROOT}/tasks.json", {"format": "ptxbench-tasks/1",

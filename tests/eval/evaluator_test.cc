@@ -21,6 +21,7 @@
 #include "core/fs.h"
 #include "core/strings.h"
 #include "eval/feedback.h"
+#include "protocol/self_contained_spec.h"
 #include "sandbox/blocked_syscall.h"
 #include "sandbox/sandbox_policy.h"
 #include "sandbox/sandbox_report.h"
@@ -1740,7 +1741,7 @@ TEST(SelfContainedParams, FollowTheSignatureWithFullSizeTensors) {
   auto registry = TaskRegistry::load({});
   ASSERT_TRUE(registry.ok());
   const Task* task = registry->get("gemm_n7168_k5120").value();
-  Json params = self_contained_params(*task, "sig", 5);
+  Json params = self_contained_params(*task, "sig", 5).value();
   ASSERT_EQ(params["params"].size(), 6u);
   EXPECT_EQ(params["params"][0]["name"], "A");
   EXPECT_EQ(params["params"][0]["tensor"]["elements"], 8192ull * 5120ull);
@@ -1748,6 +1749,31 @@ TEST(SelfContainedParams, FollowTheSignatureWithFullSizeTensors) {
   EXPECT_EQ(params["params"][2]["tensor"]["init"], "zeros");
   EXPECT_EQ(params["params"][3]["i64"], 8192);
   EXPECT_EQ(params["seed"], 5);
+}
+
+TEST(SelfContainedParams, GqaScalarByValueAndIndexArraysAsTheWorkloadGivesThem) {
+  auto registry = TaskRegistry::load({});
+  ASSERT_TRUE(registry.ok());
+  const Task* task = registry->get("gqa_ragged_prefill_causal_h32_kv4_d128").value();
+  auto params = self_contained_params(*task, "sig", 5);
+  ASSERT_TRUE(params.ok()) << params.error().message;
+  const Json& p = (*params)["params"];
+  ASSERT_EQ(p.size(), 14u);  // q k v qo_indptr kv_indptr sm_scale output lse + 6 axes
+  EXPECT_EQ(p[0]["tensor"]["init"], "normal");
+  // qo_indptr = {0, 2048, 4096, 6144, 8192} as little-endian int32.
+  EXPECT_EQ(p[3]["tensor"]["init"], "data");
+  EXPECT_EQ(p[3]["tensor"]["data_hex"],
+            "00000000000800000010000000180000"
+            "00200000");
+  EXPECT_EQ(p[5]["name"], "sm_scale");
+  EXPECT_NEAR(p[5]["f32"].get<double>(), 0.08838834764831843, 1e-12);
+  EXPECT_EQ(p[6]["tensor"]["init"], "zeros");
+  // The runner accepts it: the data is exactly the tensor's bytes.
+  auto spec = self_contained_spec_from_json(*params);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  auto bytes = generate_tensor_bytes(*spec->params[3].tensor, 5, 3);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(bytes->size(), 20u);
 }
 
 TEST(TimingStats, SummaryOfKnownSamples) {

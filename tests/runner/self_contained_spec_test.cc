@@ -39,6 +39,29 @@ TEST(SelfContainedSpec, RejectsBadTensors) {
   EXPECT_FALSE(parse(R"({"seed": 1})").ok());
 }
 
+TEST(SelfContainedSpec, DataInitIsExactlyTheGivenBytes) {
+  auto parse = [](const char* text) { return self_contained_spec_from_json(Json::parse(text)); };
+  auto spec = parse(
+      R"({"params": [{"tensor": {"dtype": "int32", "elements": 2, "init": "data",
+                                  "data_hex": "0100000002000000"}}]})");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  auto bytes = generate_tensor_bytes(*spec->params[0].tensor, 9, 0);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(*bytes, std::string("\x01\0\0\0\x02\0\0\0", 8));
+  auto short_data = parse(
+      R"({"params": [{"tensor": {"dtype": "int32", "elements": 3, "init": "data",
+                                  "data_hex": "0100000002000000"}}]})");
+  ASSERT_FALSE(short_data.ok());
+  EXPECT_NE(short_data.error().message.find("data_hex holds 8 bytes, 3 int32 elements need 12"),
+            std::string::npos)
+      << short_data.error().message;
+  EXPECT_FALSE(parse(R"({"params": [{"tensor": {"dtype": "int32", "elements": 1, "init": "data",
+                                                 "data_hex": "zz000000"}}]})")
+                   .ok());
+  EXPECT_FALSE(
+      parse(R"({"params": [{"tensor": {"dtype": "int32", "elements": 1, "init": "data"}}]})").ok());
+}
+
 TEST(SelfContainedSpec, NormalValuesAreDeterministicAndPlausible) {
   SelfContainedTensor tensor{"float32", 10001, "normal"};
   auto first = generate_tensor_bytes(tensor, 42, 0);

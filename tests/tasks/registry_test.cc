@@ -157,7 +157,7 @@ TEST(Registry, TaskJsonCarriesSignatureAndCosts) {
   const Task* task = builtin().find("gqa_paged_decode_h24_kv8_d128_ps1");
   ASSERT_NE(task, nullptr);
   const Json json = task->to_json();
-  EXPECT_EQ(json["reference_backend"], "plain_cuda");
+  EXPECT_EQ(json["reference_backend"], "flashinfer_gqa_paged_decode");
   EXPECT_EQ(json["shapes"]["k_cache"], Json::parse("[65536, 1, 8, 128]"));
   EXPECT_EQ(json["shapes"]["sm_scale"], Json::array());
   // 4 * 24 heads * 128 * 65536 cached tokens

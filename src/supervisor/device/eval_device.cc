@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "core/strings.h"
 #include "cuda/cuda_check.h"
@@ -9,6 +10,7 @@
 #include "env/gpu_probe.h"
 #include "references/plain_kernels.h"
 #include "supervisor/device/content_hash.h"
+#include "trace/safetensors.h"
 
 namespace ptxb::gpu {
 namespace {
@@ -64,18 +66,26 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
 
   const bool causal = ends_with(task.cost_model, "_causal");
   causal_ = causal;
-  if (task.reference_backend == "plain_cuda")
-    return make_error("reference",
-                      "task {}: no reference backend for this layout yet (GQA tasks "
-                      "need a plain CUDA reference that is not built)",
-                      task.name);
-  PTXB_ASSIGN_OR_RETURN(reference_, make_reference(task.reference_backend, causal));
+  // plain_cuda: correctness against the plain CUDA kernel of the task's operation, no timing
+  // (design.md §4 "Which reference"); only the GQA layouts have one behind the ABI.
+  std::string backend = task.reference_backend;
+  if (backend == "plain_cuda") {
+    const std::string gqa = gqa_reference_for(task.cost_model);
+    if (gqa.empty())
+      return make_error("reference",
+                        "task {}: reference_backend plain_cuda: no plain CUDA kernel behind the "
+                        "ABI for cost model {}",
+                        task.name, task.cost_model);
+    backend = "plain_cuda_" + gqa.substr(std::string_view("flashinfer_").size());
+  }
+  PTXB_ASSIGN_OR_RETURN(reference_, make_reference(backend, causal));
   PTXB_RETURN_IF_ERROR(reference_->prepare(axes_, stream_));
   if (reference_->op() == ReferenceOp::kAttentionBackward) {
     PTXB_ASSIGN_OR_RETURN(forward_, make_reference("cudnn_sdpa_fwd", causal));
     PTXB_RETURN_IF_ERROR(forward_->prepare(axes_, stream_));
   }
 
+  PTXB_RETURN_IF_ERROR(load_workload_constants(task));
   sets_.clear();
   for (std::uint64_t seed : set_seeds) {
     Set set;
@@ -83,11 +93,9 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
     for (const auto& p : signature_.parameters) {
       if (p.kind != AbiParameter::Kind::kInput && p.kind != AbiParameter::Kind::kOutput) continue;
       const TensorSpec* spec = task.definition.find_tensor(p.source_name);
-      if (spec == nullptr || !spec->shape)
-        return make_error("setup",
-                          "task {}: {} is not a tensor (scalar inputs are not supported "
-                          "by the GPU evaluator yet)",
-                          task.name, p.source_name);
+      if (spec == nullptr)
+        return make_error("setup", "task {}: no tensor {}", task.name, p.source_name);
+      if (!spec->shape) continue;  // a by-value scalar: a slot of its own (load_workload_constants)
       Tensor t;
       t.name = p.source_name;
       t.dtype = spec->dtype;
@@ -96,6 +104,14 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
       if (const InputSpec* input = task.workload.find_input(p.source_name))
         t.derived = !input->derive.empty();
       PTXB_ASSIGN_OR_RETURN(t.buffer, DeviceBuffer::create(t.dtype, t.elements));
+      if (auto fixed = fixed_inputs_.find(t.name); fixed != fixed_inputs_.end()) {
+        if (fixed->second.size() != t.buffer.bytes())
+          return make_error("setup", "task {}: {} holds {} bytes, its shape needs {}", task.name,
+                            t.name, fixed->second.size(), t.buffer.bytes());
+        t.fixed = true;
+        PTXB_CUDA_CHECK(cudaMemcpy(t.buffer.data(), fixed->second.data(), t.buffer.bytes(),
+                                   cudaMemcpyHostToDevice));
+      }
       if (t.is_output) {
         PTXB_ASSIGN_OR_RETURN(t.reference, DeviceBuffer::create(t.dtype, t.elements));
       }
@@ -107,6 +123,50 @@ Status GpuEvalDevice::setup(const Task& task, const std::vector<std::uint64_t>& 
   return ok_status();
 }
 
+Status GpuEvalDevice::load_workload_constants(const Task& task) {
+  slots_.clear();
+  fixed_inputs_.clear();
+  int tensor = 0;
+  for (const auto& p : signature_.parameters) {
+    if (p.kind != AbiParameter::Kind::kInput && p.kind != AbiParameter::Kind::kOutput) continue;
+    const TensorSpec* spec = task.definition.find_tensor(p.source_name);
+    const InputSpec* input = task.workload.find_input(p.source_name);
+    if (spec->shape) {
+      slots_.push_back(Slot{tensor++, {}});
+      if (input == nullptr || input->kind != InputSpec::Kind::kSafetensors) continue;
+      const std::string path = task.set_root + "/" + input->path;
+      PTXB_ASSIGN_OR_RETURN(SafetensorsTensor loaded,
+                            read_safetensors_tensor(path, input->tensor_key));
+      if (loaded.dtype != spec->dtype)
+        return make_error("setup", "task {}: {} in {} is {}, the definition says {}", task.name,
+                          p.source_name, path, dtype_name(loaded.dtype), dtype_name(spec->dtype));
+      fixed_inputs_[p.source_name] = std::move(loaded.bytes);
+      continue;
+    }
+    // A by-value scalar (GQA sm_scale): the workload's value in the ABI type's bytes.
+    if (input == nullptr || input->kind != InputSpec::Kind::kScalar ||
+        !input->scalar_value.is_number())
+      return make_error("setup", "task {}: scalar {} has no numeric 'scalar' input", task.name,
+                        p.source_name);
+    Slot slot;
+    if (spec->dtype == DType::kFloat32) {
+      const float value = input->scalar_value.get<float>();
+      slot.scalar.assign(reinterpret_cast<const char*>(&value), sizeof value);
+    } else if (spec->dtype == DType::kInt32 || spec->dtype == DType::kInt64) {
+      const std::int64_t value = input->scalar_value.get<std::int64_t>();
+      const std::int32_t narrow = static_cast<std::int32_t>(value);
+      slot.scalar = spec->dtype == DType::kInt64
+                        ? std::string(reinterpret_cast<const char*>(&value), sizeof value)
+                        : std::string(reinterpret_cast<const char*>(&narrow), sizeof narrow);
+    } else {
+      return make_error("setup", "task {}: scalar {} of type {} is not supported", task.name,
+                        p.source_name, dtype_name(spec->dtype));
+    }
+    slots_.push_back(std::move(slot));
+  }
+  return ok_status();
+}
+
 std::vector<void*> GpuEvalDevice::reference_params(Set& set, bool use_reference_outputs,
                                                    std::vector<void*>& storage) {
   // invoke() convention (references/reference.h): params[i] points to the i-th argument's storage.
@@ -115,7 +175,9 @@ std::vector<void*> GpuEvalDevice::reference_params(Set& set, bool use_reference_
   for (auto& t : set.tensors)
     storage.push_back(t.is_output && use_reference_outputs ? t.reference.data() : t.buffer.data());
   std::vector<void*> params;
-  for (auto& pointer : storage) params.push_back(&pointer);
+  for (auto& slot : slots_)
+    params.push_back(slot.tensor >= 0 ? static_cast<void*>(&storage[slot.tensor])
+                                      : static_cast<void*>(slot.scalar.data()));
   for (auto& axis : axes_) params.push_back(&axis);
   params.push_back(&stream_);
   return params;
@@ -124,7 +186,7 @@ std::vector<void*> GpuEvalDevice::reference_params(Set& set, bool use_reference_
 Status GpuEvalDevice::generate(Set& set) {
   for (std::size_t i = 0; i < set.tensors.size(); ++i) {
     Tensor& t = set.tensors[i];
-    if (t.is_output || t.derived) continue;
+    if (t.is_output || t.derived || t.fixed) continue;
     PTXB_RETURN_IF_ERROR(fill_normal(t.buffer.data(), t.dtype, t.elements, set.seed, i, stream_));
   }
   return derive_and_reference(set);
@@ -154,6 +216,7 @@ Status GpuEvalDevice::derive_and_reference(Set& set) {
   }
   std::vector<void*> storage;
   auto params = reference_params(set, /*use_reference_outputs=*/true, storage);
+  PTXB_RETURN_IF_ERROR(reference_->prepare_call(params.data()));
   PTXB_RETURN_IF_ERROR(reference_->invoke(params.data()));
   PTXB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   set.cross_ready = false;
@@ -216,7 +279,7 @@ Status GpuEvalDevice::perturb(int index, std::uint64_t seed) {
   constexpr std::int64_t kBlockFraction = 256;
   for (std::size_t i = 0; i < set->tensors.size(); ++i) {
     Tensor& t = set->tensors[i];
-    if (t.is_output || t.derived || t.elements == 0) continue;
+    if (t.is_output || t.derived || t.fixed || t.elements == 0) continue;
     const std::int64_t block = std::max<std::int64_t>(1, t.elements / kBlockFraction);
     const std::uint64_t mixed = (seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) * 0xff51afd7ed558ccdull;
     const std::int64_t offset = static_cast<std::int64_t>(
@@ -231,7 +294,14 @@ Result<BindRequest> GpuEvalDevice::bind_request() {
   BindRequest bind;
   for (auto& set : sets_) {
     std::vector<ParamValue> values;
-    for (auto& t : set.tensors) {
+    for (const Slot& slot : slots_) {
+      if (slot.tensor < 0) {
+        ParamValue value;
+        value.storage = slot.scalar;
+        values.push_back(value);
+        continue;
+      }
+      Tensor& t = set.tensors[slot.tensor];
       cudaIpcMemHandle_t handle;
       PTXB_CUDA_CHECK(cudaIpcGetMemHandle(&handle, t.buffer.data()));
       IpcBuffer buffer;

@@ -7,6 +7,7 @@
 // synchronized before a method returns, so no supervisor GPU work overlaps a timed call.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,9 @@ class GpuEvalDevice final : public EvalDevice {
     std::int64_t elements = 0;
     bool is_output = false;
     bool derived = false;  // backward tasks: O and L come from the reference forward
+    // A workload constant read from a safetensors file (the GQA index arrays): written once at
+    // setup, never regenerated or perturbed (random request boundaries are no workload).
+    bool fixed = false;
     DeviceBuffer buffer;
     DeviceBuffer reference;  // outputs only: the reference's answer for this set's inputs
     DeviceBuffer cross;      // outputs only, attention backward: exact-math fp32 gradients
@@ -84,11 +88,22 @@ class GpuEvalDevice final : public EvalDevice {
   std::vector<void*> reference_params(Set& set, bool use_reference_outputs,
                                       std::vector<void*>& storage);
   Result<Set*> get(int set);
+  // Loads the task's scalar values and safetensors inputs (once per setup).
+  Status load_workload_constants(const Task& task);
+
+  // The tensor and by-value scalar parameters in signature order: a tensor of each Set
+  // (`tensor` >= 0, its index in Set::tensors) or a scalar's storage bytes, the same in every set.
+  struct Slot {
+    int tensor = -1;
+    std::string scalar;
+  };
 
   cudaStream_t stream_ = nullptr;
   const Task* task_ = nullptr;
   RunSignature signature_;
   std::vector<std::int64_t> axes_;  // signature order
+  std::vector<Slot> slots_;
+  std::map<std::string, std::vector<char>> fixed_inputs_;  // safetensors inputs' bytes, by name
   std::vector<Set> sets_;
   std::unique_ptr<ReferenceBackend> reference_;
   std::unique_ptr<ReferenceBackend> forward_;  // backward tasks only
