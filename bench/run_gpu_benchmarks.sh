@@ -6,7 +6,9 @@
 # service (`ptxbench serve` on GPU 0: the paper tasks locally vs through the service, its
 # overhead per GEMM evaluation, exploits and the replay through it, bench/service_gpu.sh; at most
 # about 6 minutes) and debug (the debug stage over testdata/debug's failure kernels, goldens and
-# line checks, bench/debug_bench.sh; about 3 minutes).
+# line checks, bench/debug_bench.sh; about 3 minutes) and adapt (a small Fixit round: a scripted
+# student of broken expert rungs, mine, repair by the expert rungs, reason, export;
+# bench/adapt_round.sh, under 6 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rc=0 # the service and debug checks fail the step (the other benchmarks only measure)
@@ -17,7 +19,8 @@ for b in ${PTXB_BENCHMARKS:-eval solutions}; do
     solutions) bash bench/solutions_bench.sh ;;
     service) bash bench/service_gpu.sh || rc=1 ;;
     debug) bash bench/debug_bench.sh || rc=1 ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug)" >&2; exit 2 ;;
+    adapt) bash bench/adapt_round.sh || rc=1 ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, adapt)" >&2; exit 2 ;;
   esac
 done
 exit $rc

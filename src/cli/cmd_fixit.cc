@@ -18,6 +18,7 @@
 #include "adapt/repair_loop.h"
 #include "agent/turn_evaluator.h"
 #include "cli/command.h"
+#include "cli/teacher_model.h"
 #include "core/fs.h"
 #include "core/interrupt.h"
 #include "core/strings.h"
@@ -52,25 +53,6 @@ struct FixitFlags {
   bool json = false;
 };
 
-// Exit status of a step that left items undecided (teacher or evaluator failures, Ctrl-C).
-Result<int> finish(const std::string& step, const std::vector<std::string>& unfinished,
-                   const std::string& rerun) {
-  if (const int signal_number = interrupt_signal(); signal_number != 0) {
-    std::cerr << fmt::format(
-        "ptxbench: error: interrupted by {}; nothing half-done recorded; "
-        "continue with: {}\n",
-        signal_name(signal_number), rerun);
-    return 128 + signal_number;
-  }
-  for (const auto& line : unfinished) std::cerr << "ptxbench: warning: " << line << "\n";
-  if (!unfinished.empty())
-    return make_error("incomplete",
-                      "{}: {} undecided (teacher or evaluator failures above); "
-                      "continue with: {}",
-                      step, count_noun(static_cast<long long>(unfinished.size()), "item"), rerun);
-  return 0;
-}
-
 Result<int> run_mine(const FixitFlags& flags) {
   MiningOptions options;
   options.per_task_cap = flags.per_task_cap;
@@ -95,15 +77,6 @@ Result<int> run_mine(const FixitFlags& flags) {
     std::cout << "skipped: " << mined.manifest["counts"]["skipped_by_reason"].dump() << "\n";
   }
   return 0;
-}
-
-Result<ModelConfig> teacher_config(const std::string& spec) {
-  if (spec.empty()) return make_error("usage", "--teacher is required");
-  if (ends_with(spec, ".json") && path_exists(spec)) {
-    PTXB_ASSIGN_OR_RETURN(Json json, read_json_file(spec));
-    return ModelConfig::from_json(json, spec);
-  }
-  return ModelConfig::from_shortcut(spec);
 }
 
 Result<int> run_repair(const FixitFlags& flags, const GlobalOptions& globals,
@@ -146,37 +119,18 @@ Result<int> run_repair(const FixitFlags& flags, const GlobalOptions& globals,
     std::cout << fmt::format("repairs: {} kept, {} dropped {}, {} decided earlier\n", summary.kept,
                              summary.dropped, Json(summary.dropped_by_reason).dump(),
                              summary.already_decided);
-  return finish(
+  return finish_adapt_step(
       "fixit repair", summary.unfinished,
       fmt::format("ptxbench fixit repair --work {} --teacher {}", flags.work, flags.teacher));
 }
 
 Result<int> run_reason(const FixitFlags& flags) {
-  install_interrupt_handlers();
   PTXB_ASSIGN_OR_RETURN(auto items, kept_repairs(flags.work));
-  PTXB_ASSIGN_OR_RETURN(ModelConfig teacher, teacher_config(flags.teacher));
-  CurlHttpTransport transport;
-  PTXB_ASSIGN_OR_RETURN(auto client, make_model_client(teacher, transport, [](const auto& line) {
-                          std::cerr << line << "\n";
-                        }));
   RationaleOptions options;
   options.attempts = flags.attempts;
   options.min_chars = flags.min_chars;
   options.max_chars = flags.max_chars;
-  PTXB_ASSIGN_OR_RETURN(
-      RationaleSummary summary,
-      write_rationales(items, options, *client, flags.work + "/" + kRationalesLog));
-  if (flags.json)
-    print_json(summary.to_json());
-  else
-    std::cout << fmt::format(
-        "rationales: {} kept, {} dropped {}, rejected answers {}, {} "
-        "decided earlier\n",
-        summary.kept, summary.dropped, Json(summary.dropped_by_reason).dump(),
-        Json(summary.rejected_answers).dump(), summary.already_decided);
-  return finish(
-      "fixit reason", summary.unfinished,
-      fmt::format("ptxbench fixit reason --work {} --teacher {}", flags.work, flags.teacher));
+  return run_rationale_step("fixit", items, options, flags.work, flags.teacher, flags.json);
 }
 
 Result<int> run_export(const FixitFlags& flags) {
@@ -187,21 +141,9 @@ Result<int> run_export(const FixitFlags& flags) {
   options.seed = flags.shuffle_seed;
   options.max_tokens = flags.max_tokens;
   options.holdout_tasks = {flags.holdout_tasks.begin(), flags.holdout_tasks.end()};
-  PTXB_ASSIGN_OR_RETURN(options.test_kernels, test_kernel_hashes(flags.test_runs));
-  PTXB_ASSIGN_OR_RETURN(ExportResult exported, export_records(std::move(examples), options));
-  exported.manifest["counts"]["kept_repairs_without_rationale"] = without_rationale;
-  exported.manifest["work_dir"] = flags.work;
-  exported.manifest["test_runs"] = flags.test_runs;
-  PTXB_RETURN_IF_ERROR(write_file_atomic(flags.out, exported.jsonl));
-  PTXB_RETURN_IF_ERROR(
-      write_file_atomic(flags.out + ".manifest.json", dump_pretty(exported.manifest) + "\n"));
-  if (flags.json)
-    print_json(exported.manifest["counts"]);
-  else
-    std::cout << fmt::format("{} rows written to {} (manifest {}.manifest.json); dropped {}\n",
-                             exported.manifest["counts"]["written"].get<int>(), flags.out,
-                             flags.out, exported.manifest["counts"]["dropped_by_reason"].dump());
-  return 0;
+  return run_export_step(std::move(examples),
+                         Json{{"kept_repairs_without_rationale", without_rationale}}, options,
+                         flags.test_runs, flags.work, flags.out, flags.json);
 }
 
 Result<int> run_notes(const FixitFlags& flags) {
@@ -227,6 +169,78 @@ Result<int> run_notes(const FixitFlags& flags) {
 }
 
 }  // namespace
+
+// Exit status of a step that left items undecided (teacher or evaluator failures, Ctrl-C).
+Result<int> finish_adapt_step(const std::string& step, const std::vector<std::string>& unfinished,
+                              const std::string& rerun) {
+  if (const int signal_number = interrupt_signal(); signal_number != 0) {
+    std::cerr << fmt::format(
+        "ptxbench: error: interrupted by {}; nothing half-done recorded; "
+        "continue with: {}\n",
+        signal_name(signal_number), rerun);
+    return 128 + signal_number;
+  }
+  for (const auto& line : unfinished) std::cerr << "ptxbench: warning: " << line << "\n";
+  if (!unfinished.empty())
+    return make_error("incomplete",
+                      "{}: {} undecided (teacher or evaluator failures above); "
+                      "continue with: {}",
+                      step, count_noun(static_cast<long long>(unfinished.size()), "item"), rerun);
+  return 0;
+}
+
+Result<ModelConfig> teacher_config(const std::string& spec) {
+  if (spec.empty()) return make_error("usage", "--teacher is required");
+  if (ends_with(spec, ".json") && path_exists(spec)) {
+    PTXB_ASSIGN_OR_RETURN(Json json, read_json_file(spec));
+    return ModelConfig::from_json(json, spec);
+  }
+  return ModelConfig::from_shortcut(spec);
+}
+
+Result<int> run_rationale_step(const std::string& command, const std::vector<RationaleItem>& items,
+                               const RationaleOptions& options, const std::string& work,
+                               const std::string& teacher_spec, bool json) {
+  install_interrupt_handlers();
+  PTXB_ASSIGN_OR_RETURN(ModelConfig teacher, teacher_config(teacher_spec));
+  CurlHttpTransport transport;
+  PTXB_ASSIGN_OR_RETURN(auto client, make_model_client(teacher, transport, [](const auto& line) {
+                          std::cerr << line << "\n";
+                        }));
+  PTXB_ASSIGN_OR_RETURN(RationaleSummary summary,
+                        write_rationales(items, options, *client, work + "/" + kRationalesLog));
+  if (json)
+    print_json(summary.to_json());
+  else
+    std::cout << fmt::format(
+        "rationales: {} kept, {} dropped {}, rejected answers {}, {} "
+        "decided earlier\n",
+        summary.kept, summary.dropped, Json(summary.dropped_by_reason).dump(),
+        Json(summary.rejected_answers).dump(), summary.already_decided);
+  return finish_adapt_step(
+      command + " reason", summary.unfinished,
+      fmt::format("ptxbench {} reason --work {} --teacher {}", command, work, teacher_spec));
+}
+
+Result<int> run_export_step(std::vector<SftExample> examples, const Json& unused_counts,
+                            ExportOptions options, const std::vector<std::string>& test_runs,
+                            const std::string& work, const std::string& out, bool json) {
+  PTXB_ASSIGN_OR_RETURN(options.test_kernels, test_kernel_hashes(test_runs));
+  PTXB_ASSIGN_OR_RETURN(ExportResult exported, export_records(std::move(examples), options));
+  for (const auto& [key, count] : unused_counts.items()) exported.manifest["counts"][key] = count;
+  exported.manifest["work_dir"] = work;
+  exported.manifest["test_runs"] = test_runs;
+  PTXB_RETURN_IF_ERROR(write_file_atomic(out, exported.jsonl));
+  PTXB_RETURN_IF_ERROR(
+      write_file_atomic(out + ".manifest.json", dump_pretty(exported.manifest) + "\n"));
+  if (json)
+    print_json(exported.manifest["counts"]);
+  else
+    std::cout << fmt::format("{} rows written to {} (manifest {}.manifest.json); dropped {}\n",
+                             exported.manifest["counts"]["written"].get<int>(), out, out,
+                             exported.manifest["counts"]["dropped_by_reason"].dump());
+  return 0;
+}
 
 CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
   return {
