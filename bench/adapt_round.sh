@@ -11,9 +11,10 @@
 #   5. fixit export  chat-jsonl and four-part, with their manifests
 # Everything lands under $OUT_DIR/adapt/ (records, manifests, the logs of each step, and
 # summary.md with the counts). About 12 evaluations: 2-3 minutes on an H200.
-# Without a GPU (a CPU dry run: BIN=build OUT_DIR=/tmp/x bash bench/adapt_round.sh) every
-# evaluation is gpu_skipped, nothing fails, so nothing is mined: the script says so and still
-# runs each step on the empty set, which checks the commands, flags and files end to end.
+# Without a GPU (a CPU dry run: BIN=build OUT_DIR=/tmp/x bash bench/adapt_round.sh, about
+# 15 s) every evaluation is gpu_skipped (INFRA_ERROR, never mined), so nothing is mined: the
+# script says so, expects `repair` to refuse (exit 2), and still runs reason and export on the
+# empty set, which checks the commands, flags, files and the PTX dedup's compiles end to end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:?set BIN to the folder with ptxbench} OUT_DIR=${OUT_DIR:?set OUT_DIR}
@@ -35,7 +36,8 @@ step() {  # step NAME CMD...: runs CMD, its stdout/stderr in $W/NAME.{out,err}, 
 }
 
 step student "$PTXB" run --model replay:testdata/adapt/student --task gemm_n7168_k5120 \
-  --task mha_with_lse_d128 --variants base --trajectories 1 --turns 2 --out "$W/student" || rc=1
+  --task mha_with_lse_d128 --variants base --trajectories 1 --turns 2 --out "$W/student"
+student_rc=$?  # 3: turns were gpu_skipped (checked below)
 # gpu_skipped turns: the evaluator compiled the kernels but had no GPU to run them on.
 skipped=$(grep -c '"reason":"gpu_skipped"' "$W/student/turns.jsonl" 2>/dev/null)
 if ((${skipped:-0} > 0)); then
@@ -44,6 +46,7 @@ if ((${skipped:-0} > 0)); then
   dry=1
 else
   dry=0
+  ((student_rc == 0)) || rc=1
 fi
 
 step mine "$PTXB" fixit mine "$W/student" --out "$W/fixit" || rc=1
@@ -71,7 +74,10 @@ fi
 kill "$teacher_pid" 2>/dev/null
 wait "$teacher_pid" 2>/dev/null
 
-step export "$PTXB" fixit export --work "$W/fixit" --out "$W/fixit.jsonl" --json || rc=1
+# Leakage control against the student's own kernels: the repaired kernels must not compile to
+# the PTX of a kernel the student wrote (they are real variants: 0 drops expected).
+step export "$PTXB" fixit export --work "$W/fixit" --out "$W/fixit.jsonl" --json \
+  --heldout-run "$W/student" --ptx-dedup || rc=1
 step export_four_part "$PTXB" fixit export --work "$W/fixit" --format four-part \
   --out "$W/fixit.four-part.jsonl" --json || rc=1
 cp "$W/fixit/mine-manifest.json" "$W/fixit/repairs.jsonl" "$W/" 2>/dev/null

@@ -1,5 +1,7 @@
 #include "adapt/run_turns.h"
 
+#include <filesystem>
+
 #include "core/fs.h"
 #include "core/json_fields.h"
 
@@ -77,6 +79,13 @@ std::optional<TurnPrompt> TrajectoryPrompts::get(const RunTurn& turn) {
   }
   cache_[key] = prompt;
   return prompt;
+}
+
+Result<bool> is_empty_file(const std::string& path) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) return make_error("io", "{}: {}", path, error.message());
+  return size == 0;
 }
 
 }  // namespace ptxb::adapt

@@ -41,4 +41,8 @@ class TrajectoryPrompts {
   std::map<std::string, std::optional<TurnPrompt>> cache_;  // "RUN_DIR\nID" -> prompt
 };
 
+// Whether `path` exists and holds no bytes: a step that selected nothing writes an empty
+// .jsonl, which read_jsonl_file rejects, but which is a valid empty set for the next step.
+Result<bool> is_empty_file(const std::string& path);
+
 }  // namespace ptxb::adapt

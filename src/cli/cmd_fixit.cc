@@ -15,12 +15,15 @@
 #include "adapt/failure_mining.h"
 #include "adapt/fix_notes.h"
 #include "adapt/fixit_work.h"
+#include "adapt/ptx_leakage.h"
 #include "adapt/repair_loop.h"
 #include "agent/turn_evaluator.h"
 #include "cli/command.h"
 #include "cli/teacher_model.h"
+#include "compile/toolchain.h"
 #include "core/fs.h"
 #include "core/interrupt.h"
+#include "core/process.h"
 #include "core/strings.h"
 #include "llm/http_transport.h"
 #include "llm/model_factory.h"
@@ -50,6 +53,7 @@ struct FixitFlags {
   std::size_t max_tokens = kMaxSftTokens;
   std::vector<std::string> holdout_tasks;
   std::vector<std::string> test_runs;
+  bool ptx_dedup = false;
   bool json = false;
 };
 
@@ -133,7 +137,7 @@ Result<int> run_reason(const FixitFlags& flags) {
   return run_rationale_step("fixit", items, options, flags.work, flags.teacher, flags.json);
 }
 
-Result<int> run_export(const FixitFlags& flags) {
+Result<int> run_export(const FixitFlags& flags, const std::vector<std::string>& tasks_dirs) {
   int without_rationale = 0;
   PTXB_ASSIGN_OR_RETURN(auto examples, fixit_examples(flags.work, without_rationale));
   ExportOptions options;
@@ -141,9 +145,9 @@ Result<int> run_export(const FixitFlags& flags) {
   options.seed = flags.shuffle_seed;
   options.max_tokens = flags.max_tokens;
   options.holdout_tasks = {flags.holdout_tasks.begin(), flags.holdout_tasks.end()};
-  return run_export_step(std::move(examples),
-                         Json{{"kept_repairs_without_rationale", without_rationale}}, options,
-                         flags.test_runs, flags.work, flags.out, flags.json);
+  return run_export_step(
+      std::move(examples), Json{{"kept_repairs_without_rationale", without_rationale}}, options,
+      ExportStep{flags.test_runs, flags.ptx_dedup, tasks_dirs, flags.work, flags.out, flags.json});
 }
 
 Result<int> run_notes(const FixitFlags& flags) {
@@ -222,23 +226,54 @@ Result<int> run_rationale_step(const std::string& command, const std::vector<Rat
       fmt::format("ptxbench {} reason --work {} --teacher {}", command, work, teacher_spec));
 }
 
+namespace {
+
+// --ptx-dedup: drops the rows whose kernels compile to the normalized PTX of a test kernel
+// (adapt/ptx_leakage.h), before the export's own filters; the drops go into the manifest.
+Result<Json> apply_ptx_dedup(std::vector<SftExample>& examples, const ExportStep& step) {
+  if (step.test_runs.empty())
+    return make_error("usage", "--ptx-dedup needs the test kernels: add --heldout-run RUN_DIR");
+  PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(step.tasks_dirs));
+  SystemProcessRunner runner;
+  PTXB_ASSIGN_OR_RETURN(Toolchain toolchain, Toolchain::discover(runner));
+  PTXB_ASSIGN_OR_RETURN(PtxLeakageResult leakage,
+                        drop_ptx_collisions(std::move(examples), step.test_runs,
+                                            compile_stage_ptx(registry, toolchain)));
+  examples = std::move(leakage.kept);
+  return Json{{"counts", leakage.counts}, {"drops", leakage.drops}};
+}
+
+}  // namespace
+
 Result<int> run_export_step(std::vector<SftExample> examples, const Json& unused_counts,
-                            ExportOptions options, const std::vector<std::string>& test_runs,
-                            const std::string& work, const std::string& out, bool json) {
-  PTXB_ASSIGN_OR_RETURN(options.test_kernels, test_kernel_hashes(test_runs));
+                            ExportOptions options, const ExportStep& step) {
+  Json ptx = nullptr;
+  if (step.ptx_dedup) {
+    PTXB_ASSIGN_OR_RETURN(ptx, apply_ptx_dedup(examples, step));
+  }
+  PTXB_ASSIGN_OR_RETURN(options.test_kernels, test_kernel_hashes(step.test_runs));
   PTXB_ASSIGN_OR_RETURN(ExportResult exported, export_records(std::move(examples), options));
-  for (const auto& [key, count] : unused_counts.items()) exported.manifest["counts"][key] = count;
-  exported.manifest["work_dir"] = work;
-  exported.manifest["test_runs"] = test_runs;
-  PTXB_RETURN_IF_ERROR(write_file_atomic(out, exported.jsonl));
+  Json& counts = exported.manifest["counts"];
+  for (const auto& [key, count] : unused_counts.items()) counts[key] = count;
+  if (!ptx.is_null()) {
+    const int ptx_drops = static_cast<int>(ptx["drops"].size());
+    for (const Json& drop : ptx["drops"]) exported.manifest["drops"].push_back(drop);
+    counts["input"] = counts["input"].get<int>() + ptx_drops;
+    counts["dropped"] = counts["dropped"].get<int>() + ptx_drops;
+    if (ptx_drops > 0) counts["dropped_by_reason"]["same_ptx_as_test_kernel"] = ptx_drops;
+    exported.manifest["ptx_dedup"] = ptx["counts"];
+  }
+  exported.manifest["work_dir"] = step.work;
+  exported.manifest["test_runs"] = step.test_runs;
+  PTXB_RETURN_IF_ERROR(write_file_atomic(step.out, exported.jsonl));
   PTXB_RETURN_IF_ERROR(
-      write_file_atomic(out + ".manifest.json", dump_pretty(exported.manifest) + "\n"));
-  if (json)
-    print_json(exported.manifest["counts"]);
+      write_file_atomic(step.out + ".manifest.json", dump_pretty(exported.manifest) + "\n"));
+  if (step.json)
+    print_json(counts);
   else
     std::cout << fmt::format("{} rows written to {} (manifest {}.manifest.json); dropped {}\n",
-                             exported.manifest["counts"]["written"].get<int>(), out, out,
-                             exported.manifest["counts"]["dropped_by_reason"].dump());
+                             counts["written"].get<int>(), step.out, step.out,
+                             counts["dropped_by_reason"].dump());
   return 0;
 }
 
@@ -322,6 +357,9 @@ CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
                         "A run directory whose kernels are test data: rows with the same "
                         "canonical kernel are dropped; repeatable")
             ->check(CLI::ExistingDirectory);
+        exp->add_flag("--ptx-dedup", f->ptx_dedup,
+                      "Also drop rows whose kernels compile to the normalized PTX of a "
+                      "--heldout-run kernel (compiles them; needs nvcc)");
         exp->add_flag("--json", f->json, "Print the counts as JSON");
 
         CLI::App* notes = app.add_subcommand(
@@ -349,7 +387,7 @@ CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
           if (mine->parsed()) return run_mine(*f);
           if (repair->parsed()) return run_repair(*f, globals, adjust);
           if (reason->parsed()) return run_reason(*f);
-          if (exp->parsed()) return run_export(*f);
+          if (exp->parsed()) return run_export(*f, globals.tasks_dirs);
           if (notes->parsed()) return run_notes(*f);
           return make_error("usage",
                             "fixit: expected a subcommand (mine, repair, reason, export or "

@@ -28,6 +28,7 @@ struct KernelGenFlags {
   adapt::ExportOptions exporting;
   std::vector<std::string> holdout_tasks;
   std::vector<std::string> test_runs;
+  bool ptx_dedup = false;
   bool json = false;
 };
 
@@ -59,14 +60,15 @@ Result<int> run_kernelgen_reason(const KernelGenFlags& flags) {
                             flags.work, flags.teacher, flags.json);
 }
 
-Result<int> run_kernelgen_export(const KernelGenFlags& flags) {
+Result<int> run_kernelgen_export(const KernelGenFlags& flags,
+                                 const std::vector<std::string>& tasks_dirs) {
   int without_rationale = 0;
   PTXB_ASSIGN_OR_RETURN(auto examples, adapt::kernelgen_examples(flags.work, without_rationale));
   adapt::ExportOptions options = flags.exporting;
   options.holdout_tasks = {flags.holdout_tasks.begin(), flags.holdout_tasks.end()};
-  return run_export_step(std::move(examples),
-                         Json{{"collected_without_rationale", without_rationale}}, options,
-                         flags.test_runs, flags.work, flags.out, flags.json);
+  return run_export_step(
+      std::move(examples), Json{{"collected_without_rationale", without_rationale}}, options,
+      ExportStep{flags.test_runs, flags.ptx_dedup, tasks_dirs, flags.work, flags.out, flags.json});
 }
 
 // The options of `kernelgen export`, the same as `fixit export`'s.
@@ -86,6 +88,9 @@ void add_kernelgen_export_options(CLI::App& exp, KernelGenFlags& f) {
                  "A run directory whose kernels are test data: rows with the same canonical "
                  "kernel are dropped; repeatable")
       ->check(CLI::ExistingDirectory);
+  exp.add_flag("--ptx-dedup", f.ptx_dedup,
+               "Also drop rows whose kernel compiles to the normalized PTX of a --heldout-run "
+               "kernel (compiles them; needs nvcc)");
   exp.add_flag("--json", f.json, "Print the counts as JSON");
 }
 
@@ -96,7 +101,7 @@ CommandSpec make_kernelgen_command() {
       "kernelgen",
       "KernelGen fine-tuning data: collect correct, target-executing kernels, write "
       "rationales, export SFT records (docs/adaptation.md)",
-      [](CLI::App& app, const GlobalOptions&) -> CommandBody {
+      [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
         auto f = std::make_shared<KernelGenFlags>();
         CLI::App* collect = app.add_subcommand(
             "collect", "Select PASSED, dynamic_present turns above a speedup (per task, dedup)");
@@ -148,10 +153,10 @@ CommandSpec make_kernelgen_command() {
             "`reason` is resumable: after a kill, the same command continues.\n"
             "Exit codes: 0 done; 1 error or undecided items (rerun); 2 usage; 130/143 "
             "interrupted.");
-        return [f, collect, reason, exp]() -> Result<int> {
+        return [f, collect, reason, exp, &globals]() -> Result<int> {
           if (collect->parsed()) return run_kernelgen_collect(*f);
           if (reason->parsed()) return run_kernelgen_reason(*f);
-          if (exp->parsed()) return run_kernelgen_export(*f);
+          if (exp->parsed()) return run_kernelgen_export(*f, globals.tasks_dirs);
           return make_error("usage",
                             "kernelgen: expected a subcommand (collect, reason or export)");
         };

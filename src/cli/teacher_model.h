@@ -27,11 +27,19 @@ Result<int> run_rationale_step(const std::string& command,
                                const adapt::RationaleOptions& options, const std::string& work,
                                const std::string& teacher_spec, bool json);
 
-// `fixit export` and `kernelgen export`: the records and OUT.manifest.json (with the step's
-// `unused_counts`, items left out before the export); kernels of the `test_runs` run
-// directories are kept out (ExportOptions::test_kernels).
+// Where and how `fixit export` / `kernelgen export` write.
+struct ExportStep {
+  std::vector<std::string> test_runs;  // --heldout-run
+  bool ptx_dedup = false;              // --ptx-dedup (adapt/ptx_leakage.h)
+  std::vector<std::string> tasks_dirs;
+  std::string work, out;
+  bool json = false;
+};
+
+// The records and OUT.manifest.json (with the step's `unused_counts`: items left out before
+// the export); kernels of the test runs are kept out (ExportOptions::test_kernels, and by
+// normalized PTX with ptx_dedup).
 Result<int> run_export_step(std::vector<adapt::SftExample> examples, const Json& unused_counts,
-                            adapt::ExportOptions options, const std::vector<std::string>& test_runs,
-                            const std::string& work, const std::string& out, bool json);
+                            adapt::ExportOptions options, const ExportStep& step);
 
 }  // namespace ptxb::cli
