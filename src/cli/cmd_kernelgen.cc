@@ -10,8 +10,8 @@
 #include <iostream>
 
 #include "adapt/kernelgen_collect.h"
+#include "cli/adapt_steps.h"
 #include "cli/command.h"
-#include "cli/teacher_model.h"
 #include "core/fs.h"
 #include "core/strings.h"
 

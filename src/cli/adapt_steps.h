@@ -1,5 +1,5 @@
-// Shared by the adaptation commands (`fixit`, `kernelgen`; cmd_fixit.cc defines them): the
-// teacher model of --teacher, and the exit status of a resumable step.
+// The steps `fixit` and `kernelgen` share (adapt_steps.cc): the teacher model of --teacher,
+// the exit status of a resumable step, the rationale step and the export step.
 #pragma once
 
 #include <string>
