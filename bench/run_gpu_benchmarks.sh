@@ -6,14 +6,15 @@
 # service (`ptxbench serve` on GPU 0: the paper tasks locally vs through the service, its
 # overhead per GEMM evaluation, exploits and the replay through it, bench/service_gpu.sh; at most
 # about 6 minutes), debug (the debug stage over testdata/debug's failure kernels, goldens and
-# line checks, bench/debug_bench.sh; about 3 minutes) and flashinfer (the GQA references,
+# line checks, bench/debug_bench.sh; about 3 minutes), flashinfer (the GQA references,
 # bench/flashinfer_bench.sh: FlashInfer 0.6.14 and plain CUDA latency and TFLOP/s on the three
 # heldout-h100 GQA workloads with FlashInfer's plan and its check against the plain reference,
 # then A/A evaluations of the three tasks; about 2 minutes; needs a build configured with
-# -DPTXB_WITH_FLASHINFER=ON).
+# -DPTXB_WITH_FLASHINFER=ON) and adapt (a small Fixit round: a scripted student of broken expert
+# rungs, mine, repair by the expert rungs, reason, export; bench/adapt_round.sh, under 6 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-rc=0 # the service, debug and flashinfer checks fail the step (the others only measure)
+rc=0 # the service, debug, flashinfer and adapt checks fail the step (the others only measure)
 for b in ${PTXB_BENCHMARKS:-eval solutions}; do
   case "$b" in
     eval) bash bench/eval_bench.sh ;;
@@ -22,7 +23,8 @@ for b in ${PTXB_BENCHMARKS:-eval solutions}; do
     service) bash bench/service_gpu.sh || rc=1 ;;
     debug) bash bench/debug_bench.sh || rc=1 ;;
     flashinfer) bash bench/flashinfer_bench.sh || rc=1 ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer)" >&2; exit 2 ;;
+    adapt) bash bench/adapt_round.sh || rc=1 ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer, adapt)" >&2; exit 2 ;;
   esac
 done
 exit $rc

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "adapt/run_turns.h"
 #include "adapt/source_tokens.h"
 #include "core/fs.h"
 #include "core/json_fields.h"
@@ -11,33 +12,7 @@
 namespace ptxb::adapt {
 namespace {
 
-constexpr std::size_t kMaxRunFileBytes = 64u << 20;  // turns.jsonl, as `report` reads it
-constexpr std::size_t kMaxKernelBytes = 1u << 20;    // CompileOptions::max_source_bytes
-
-std::string key_text(const TrajectoryKey& k) {
-  return k.model + "\n" + k.arch + "\n" + k.definition + "\n" + k.workload + "\n" + k.variant +
-         "\n" + k.trajectory;
-}
-
-// key (model, definition, variant, trajectory) -> trajectory id, from RUN_DIR/plan.json.
-Result<std::map<std::string, std::string>> trajectory_ids(const std::string& run_dir) {
-  PTXB_ASSIGN_OR_RETURN(Json plan, read_json_file(run_dir + "/plan.json"));
-  if (!plan.contains("trajectories") || !plan["trajectories"].is_array())
-    return make_error("parse", "{}/plan.json: $.trajectories: expected an array", run_dir);
-  std::map<std::string, std::string> ids;
-  for (const Json& t : plan["trajectories"]) {
-    TrajectoryKey key;
-    std::string id;
-    FieldReader r(t, "$.trajectories[]");
-    r.required("id", id).required("model", key.model).required("arch", key.arch);
-    r.required("definition", key.definition).required("workload", key.workload);
-    r.required("variant", key.variant).required("trajectory", key.trajectory);
-    if (!r.status().ok())
-      return make_error("parse", "{}/plan.json: {}", run_dir, r.status().error().message);
-    ids[key_text(key)] = id;
-  }
-  return ids;
-}
+constexpr std::size_t kMaxKernelBytes = 1u << 20;  // CompileOptions::max_source_bytes
 
 struct Candidate {
   MinedFailure failure;
@@ -107,8 +82,11 @@ Result<MinedFailure> MinedFailure::from_json(const Json& json, const std::string
 }
 
 Result<std::vector<MinedFailure>> read_failures(const std::string& path) {
-  PTXB_ASSIGN_OR_RETURN(std::vector<Json> lines, read_jsonl_file(path));
   std::vector<MinedFailure> failures;
+  // `mine` writes an empty file when nothing failed: a valid, empty set for the next steps.
+  PTXB_ASSIGN_OR_RETURN(bool empty, is_empty_file(path));
+  if (empty) return failures;
+  PTXB_ASSIGN_OR_RETURN(std::vector<Json> lines, read_jsonl_file(path));
   for (std::size_t i = 0; i < lines.size(); ++i) {
     PTXB_ASSIGN_OR_RETURN(MinedFailure f,
                           MinedFailure::from_json(lines[i], fmt::format("{}:{}", path, i + 1)));
@@ -136,19 +114,14 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
   std::set<std::string> seen_ids;
   int scanned = 0;
 
+  TrajectoryPrompts prompts;
   for (const std::string& run_dir : run_dirs) {
-    PTXB_ASSIGN_OR_RETURN(std::string text, read_file(run_dir + "/turns.jsonl", kMaxRunFileBytes));
-    text.resize(committed_jsonl_length(text));  // a torn last line is not committed
-    PTXB_ASSIGN_OR_RETURN(std::vector<TurnRecord> records,
-                          parse_turns_jsonl(text, run_dir + "/turns.jsonl"));
-    PTXB_ASSIGN_OR_RETURN(auto ids, trajectory_ids(run_dir));
-    std::map<std::string, Json> trajectories;  // id -> trajectories/ID.json
-    for (const TurnRecord& record : records) {
+    PTXB_ASSIGN_OR_RETURN(std::vector<RunTurn> turns, read_run_turns(run_dir));
+    for (const RunTurn& turn : turns) {
       ++scanned;
+      const TurnRecord& record = turn.record;
+      const std::string& id = turn.id;
       const std::string status = record.status_name();
-      auto id_it = ids.find(key_text(record.key));
-      const std::string trajectory = id_it == ids.end() ? record.key.trajectory : id_it->second;
-      const std::string id = fmt::format("{}__turn{}", trajectory, record.turn);
       const std::string type = error_type_of(status);
       if (type.empty()) {
         skip(id, status == "PASSED" ? "passed" : "status_never_mined", status);
@@ -162,7 +135,7 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
         skip(id, "after_max_source_turn", std::to_string(record.turn));
         continue;
       }
-      if (id_it == ids.end()) {
+      if (!turn.in_plan) {
         skip(id, "not_in_plan", run_dir + "/plan.json");
         continue;
       }
@@ -170,15 +143,9 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
         skip(id, "same_turn_in_two_run_dirs", run_dir);
         continue;
       }
-      const std::string turn_base =
-          fmt::format("{}/turns/{}/turn{}", run_dir, trajectory, record.turn);
+      const std::string turn_base = turn.file_base();
       auto kernel = read_file(turn_base + ".cu", kMaxKernelBytes);
       auto detail = read_json_file(turn_base + ".json");
-      if (!trajectories.count(trajectory)) {
-        auto doc = read_json_file(fmt::format("{}/trajectories/{}.json", run_dir, trajectory));
-        trajectories[trajectory] = doc.ok() ? doc.value() : Json(nullptr);
-      }
-      const Json& doc = trajectories[trajectory];
       if (!kernel.ok()) {
         skip(id, "kernel_file_missing", kernel.error().message);
         continue;
@@ -187,25 +154,24 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
         skip(id, "turn_detail_missing", turn_base + ".json");
         continue;
       }
-      if (!doc.is_object() || !doc.contains("messages") || !doc["messages"].is_array() ||
-          doc["messages"].size() < 2 || !doc["messages"][0].value("content", Json()).is_string() ||
-          !doc["messages"][1].value("content", Json()).is_string()) {
-        skip(id, "trajectory_file_missing", fmt::format("trajectories/{}.json", trajectory));
+      const std::optional<TurnPrompt> prompt = prompts.get(turn);
+      if (!prompt) {
+        skip(id, "trajectory_file_missing", fmt::format("trajectories/{}.json", turn.trajectory));
         continue;
       }
       Candidate c;
       MinedFailure& f = c.failure;
       f.id = id;
       f.run_dir = run_dir;
-      f.trajectory = trajectory;
+      f.trajectory = turn.trajectory;
       f.key = record.key;
       f.workload_name = record.workload_name;
       f.task = record.key.definition;
       f.turn = record.turn;
       f.status = status;
       f.error_type = type;
-      f.system_prompt = doc["messages"][0]["content"].get<std::string>();
-      f.task_message = doc["messages"][1]["content"].get<std::string>();
+      f.system_prompt = prompt->system_prompt;
+      f.task_message = prompt->task_message;
       f.kernel = std::move(kernel.value());
       f.feedback = (*detail)["feedback"].get<std::string>();
       f.canonical_hash = canonical_source_hash(f.kernel);

@@ -17,6 +17,7 @@
 #include "adapt/fixit_work.h"
 #include "adapt/repair_loop.h"
 #include "agent/turn_evaluator.h"
+#include "cli/adapt_steps.h"
 #include "cli/command.h"
 #include "core/fs.h"
 #include "core/interrupt.h"
@@ -49,27 +50,9 @@ struct FixitFlags {
   std::size_t max_tokens = kMaxSftTokens;
   std::vector<std::string> holdout_tasks;
   std::vector<std::string> test_runs;
+  bool ptx_dedup = false;
   bool json = false;
 };
-
-// Exit status of a step that left items undecided (teacher or evaluator failures, Ctrl-C).
-Result<int> finish(const std::string& step, const std::vector<std::string>& unfinished,
-                   const std::string& rerun) {
-  if (const int signal_number = interrupt_signal(); signal_number != 0) {
-    std::cerr << fmt::format(
-        "ptxbench: error: interrupted by {}; nothing half-done recorded; "
-        "continue with: {}\n",
-        signal_name(signal_number), rerun);
-    return 128 + signal_number;
-  }
-  for (const auto& line : unfinished) std::cerr << "ptxbench: warning: " << line << "\n";
-  if (!unfinished.empty())
-    return make_error("incomplete",
-                      "{}: {} undecided (teacher or evaluator failures above); "
-                      "continue with: {}",
-                      step, count_noun(static_cast<long long>(unfinished.size()), "item"), rerun);
-  return 0;
-}
 
 Result<int> run_mine(const FixitFlags& flags) {
   MiningOptions options;
@@ -95,15 +78,6 @@ Result<int> run_mine(const FixitFlags& flags) {
     std::cout << "skipped: " << mined.manifest["counts"]["skipped_by_reason"].dump() << "\n";
   }
   return 0;
-}
-
-Result<ModelConfig> teacher_config(const std::string& spec) {
-  if (spec.empty()) return make_error("usage", "--teacher is required");
-  if (ends_with(spec, ".json") && path_exists(spec)) {
-    PTXB_ASSIGN_OR_RETURN(Json json, read_json_file(spec));
-    return ModelConfig::from_json(json, spec);
-  }
-  return ModelConfig::from_shortcut(spec);
 }
 
 Result<int> run_repair(const FixitFlags& flags, const GlobalOptions& globals,
@@ -146,40 +120,21 @@ Result<int> run_repair(const FixitFlags& flags, const GlobalOptions& globals,
     std::cout << fmt::format("repairs: {} kept, {} dropped {}, {} decided earlier\n", summary.kept,
                              summary.dropped, Json(summary.dropped_by_reason).dump(),
                              summary.already_decided);
-  return finish(
+  return finish_adapt_step(
       "fixit repair", summary.unfinished,
       fmt::format("ptxbench fixit repair --work {} --teacher {}", flags.work, flags.teacher));
 }
 
 Result<int> run_reason(const FixitFlags& flags) {
-  install_interrupt_handlers();
   PTXB_ASSIGN_OR_RETURN(auto items, kept_repairs(flags.work));
-  PTXB_ASSIGN_OR_RETURN(ModelConfig teacher, teacher_config(flags.teacher));
-  CurlHttpTransport transport;
-  PTXB_ASSIGN_OR_RETURN(auto client, make_model_client(teacher, transport, [](const auto& line) {
-                          std::cerr << line << "\n";
-                        }));
   RationaleOptions options;
   options.attempts = flags.attempts;
   options.min_chars = flags.min_chars;
   options.max_chars = flags.max_chars;
-  PTXB_ASSIGN_OR_RETURN(
-      RationaleSummary summary,
-      write_rationales(items, options, *client, flags.work + "/" + kRationalesLog));
-  if (flags.json)
-    print_json(summary.to_json());
-  else
-    std::cout << fmt::format(
-        "rationales: {} kept, {} dropped {}, rejected answers {}, {} "
-        "decided earlier\n",
-        summary.kept, summary.dropped, Json(summary.dropped_by_reason).dump(),
-        Json(summary.rejected_answers).dump(), summary.already_decided);
-  return finish(
-      "fixit reason", summary.unfinished,
-      fmt::format("ptxbench fixit reason --work {} --teacher {}", flags.work, flags.teacher));
+  return run_rationale_step("fixit", items, options, flags.work, flags.teacher, flags.json);
 }
 
-Result<int> run_export(const FixitFlags& flags) {
+Result<int> run_export(const FixitFlags& flags, const std::vector<std::string>& tasks_dirs) {
   int without_rationale = 0;
   PTXB_ASSIGN_OR_RETURN(auto examples, fixit_examples(flags.work, without_rationale));
   ExportOptions options;
@@ -187,21 +142,9 @@ Result<int> run_export(const FixitFlags& flags) {
   options.seed = flags.shuffle_seed;
   options.max_tokens = flags.max_tokens;
   options.holdout_tasks = {flags.holdout_tasks.begin(), flags.holdout_tasks.end()};
-  PTXB_ASSIGN_OR_RETURN(options.test_kernels, test_kernel_hashes(flags.test_runs));
-  PTXB_ASSIGN_OR_RETURN(ExportResult exported, export_records(std::move(examples), options));
-  exported.manifest["counts"]["kept_repairs_without_rationale"] = without_rationale;
-  exported.manifest["work_dir"] = flags.work;
-  exported.manifest["test_runs"] = flags.test_runs;
-  PTXB_RETURN_IF_ERROR(write_file_atomic(flags.out, exported.jsonl));
-  PTXB_RETURN_IF_ERROR(
-      write_file_atomic(flags.out + ".manifest.json", dump_pretty(exported.manifest) + "\n"));
-  if (flags.json)
-    print_json(exported.manifest["counts"]);
-  else
-    std::cout << fmt::format("{} rows written to {} (manifest {}.manifest.json); dropped {}\n",
-                             exported.manifest["counts"]["written"].get<int>(), flags.out,
-                             flags.out, exported.manifest["counts"]["dropped_by_reason"].dump());
-  return 0;
+  return run_export_step(
+      std::move(examples), Json{{"kept_repairs_without_rationale", without_rationale}}, options,
+      ExportStep{flags.test_runs, flags.ptx_dedup, tasks_dirs, flags.work, flags.out, flags.json});
 }
 
 Result<int> run_notes(const FixitFlags& flags) {
@@ -308,6 +251,9 @@ CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
                         "A run directory whose kernels are test data: rows with the same "
                         "canonical kernel are dropped; repeatable")
             ->check(CLI::ExistingDirectory);
+        exp->add_flag("--ptx-dedup", f->ptx_dedup,
+                      "Also drop rows whose kernels compile to the normalized PTX of a "
+                      "--heldout-run kernel (compiles them; needs nvcc)");
         exp->add_flag("--json", f->json, "Print the counts as JSON");
 
         CLI::App* notes = app.add_subcommand(
@@ -335,7 +281,7 @@ CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
           if (mine->parsed()) return run_mine(*f);
           if (repair->parsed()) return run_repair(*f, globals, adjust);
           if (reason->parsed()) return run_reason(*f);
-          if (exp->parsed()) return run_export(*f);
+          if (exp->parsed()) return run_export(*f, globals.tasks_dirs);
           if (notes->parsed()) return run_notes(*f);
           return make_error("usage",
                             "fixit: expected a subcommand (mine, repair, reason, export or "

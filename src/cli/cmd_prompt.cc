@@ -16,7 +16,7 @@
 namespace ptxb::cli {
 namespace {
 
-struct PromptOptions {
+struct PromptCommandFlags {
   std::string task;
   std::string variant;
   std::string packs_dir;
@@ -28,7 +28,8 @@ std::string size_text(const PromptSize& size) {
   return fmt::format("{} bytes, ~{} tokens", size.bytes, size.approx_tokens);
 }
 
-Result<int> run_show(const PackLibrary& library, const Task& task, const PromptOptions& options) {
+Result<int> run_show(const PackLibrary& library, const Task& task,
+                     const PromptCommandFlags& options) {
   PTXB_ASSIGN_OR_RETURN(Prompt prompt, build_task_prompt(library, task, options.variant));
   for (const auto& warning : prompt.warnings) std::cerr << "ptxbench: warning: " << warning << "\n";
   if (options.json) {
@@ -53,7 +54,8 @@ Result<int> run_show(const PackLibrary& library, const Task& task, const PromptO
 
 // One row per (architecture, tag): pack size, and the whole system prompt's size when a task
 // is given (the ABI text depends on the task's signature).
-Result<int> run_list(const PackLibrary& library, const Task* task, const PromptOptions& options) {
+Result<int> run_list(const PackLibrary& library, const Task* task,
+                     const PromptCommandFlags& options) {
   Json rows = Json::array();
   std::vector<std::string> warnings;
   for (const auto& arch : library.architectures()) {
@@ -115,7 +117,7 @@ CommandSpec make_prompt_command() {
           "Print the exact system prompt and first user message of a task under a knowledge-pack "
           "variant, with sizes",
           [](CLI::App& app, const GlobalOptions& globals) -> CommandBody {
-            auto options = std::make_shared<PromptOptions>();
+            auto options = std::make_shared<PromptCommandFlags>();
             app.add_option("--task", options->task, "Task name (see `ptxbench tasks list`)");
             app.add_option("--variant", options->variant,
                            "Variant tag, e.g. base, base+fa3_fwd (see --list-variants)");

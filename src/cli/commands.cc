@@ -12,6 +12,7 @@ CommandSpec make_run_command(const Extension<RunHooks>& extension);
 CommandSpec make_status_command();
 CommandSpec make_report_command();
 CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension);
+CommandSpec make_kernelgen_command();
 CommandSpec make_serve_command(const Extension<ServeWorkerCommand>& extension);
 CommandSpec make_serve_worker_command(const Extension<EvaluatorFactory>& extension);
 
@@ -29,6 +30,7 @@ std::vector<CommandSpec> command_table(const CommandExtensions& extensions) {
       make_status_command(),
       make_report_command(),
       make_fixit_command(extensions.fixit),
+      make_kernelgen_command(),
       make_serve_command(extensions.serve),
       make_serve_worker_command(extensions.serve_worker),
       make_env_command(),

@@ -3,6 +3,7 @@
 // asks for.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ struct FixtureTurn {
   int turn = 1;
   std::string status;  // PtxbStatus name
   std::string kernel;
+  std::optional<double> speedup;                // null when not measured
+  std::string target_instructions = "not_run";  // design.md §3.6 verdict
 };
 
 inline std::string fixture_id(const std::string& task, const std::string& trajectory) {
@@ -47,6 +50,8 @@ inline void write_fixture_run(const std::string& root, const std::string& task,
     record["turn"] = t.turn;
     record["kernel_present"] = true;
     record["status"] = t.status;
+    record["speedup"] = t.speedup ? Json(*t.speedup) : Json(nullptr);
+    record["target_instructions"] = t.target_instructions;
     lines += record.dump() + "\n";
     make_directories(root + "/turns/" + id);
     const std::string base = root + "/turns/" + id + "/turn" + std::to_string(t.turn);
