@@ -1,5 +1,6 @@
 #include "analysis/cuda_gdb_report.h"
 
+#include <climits>
 #include <regex>
 
 #include <fmt/format.h>
@@ -26,7 +27,7 @@ const std::regex kInstructionLine(R"(^=>\s*(0x[0-9a-fA-F]+)(?:\s*<[^>]*>)?:\s*(.
 
 DebugFrame frame_of(const std::smatch& match, bool located) {
   DebugFrame frame;
-  frame.level = std::stoi(match[1].str());
+  frame.level = static_cast<int>(digits_saturating(match[1].str(), INT_MAX));
   std::string call = match[2].str();
   if (auto open = call.find("<<<"); open != std::string::npos) {
     auto close = call.find(">>>", open);
@@ -39,7 +40,7 @@ DebugFrame frame_of(const std::smatch& match, bool located) {
     frame.function = frame.function.substr(0, frame.function.size() - 2);
   if (located) {
     frame.file = match[3].str();
-    frame.line = std::stoi(match[4].str());
+    frame.line = static_cast<int>(digits_saturating(match[4].str(), INT_MAX));
   }
   return frame;
 }
@@ -58,7 +59,7 @@ Result<CudaGdbReport> parse_cuda_gdb_output(std::string_view text) {
       report.pc = match[1].str();
       if (match[2].matched) {
         report.exception_file = match[2].str();
-        report.exception_line = std::stoi(match[3].str());
+        report.exception_line = static_cast<int>(digits_saturating(match[3].str(), INT_MAX));
       }
     } else if (std::regex_search(line, match, kFrameLine)) {
       report.frames.push_back(frame_of(match, true));

@@ -1,6 +1,7 @@
 #include "compile/compiler.h"
 
 #include <algorithm>
+#include <limits>
 #include <regex>
 
 #include <unistd.h>
@@ -325,7 +326,11 @@ std::vector<SourceDiagnostic> parse_source_diagnostics(std::string_view log) {
       std::string severity = match[3];
       if (severity != "warning") severity = "error";
       diagnostics.push_back(
-          SourceDiagnostic{match[1], std::stoi(match[2]), severity, trim(match[4].str())});
+          // Saturated: `#line 99999999999` in the candidate's source reaches this number.
+          SourceDiagnostic{
+              match[1],
+              static_cast<int>(digits_saturating(match[2].str(), std::numeric_limits<int>::max())),
+              severity, trim(match[4].str())});
     }
   }
   return diagnostics;

@@ -135,4 +135,16 @@ std::string count_noun(long long count, std::string_view singular) {
   return std::to_string(count) + " " + noun;
 }
 
+long long digits_saturating(std::string_view digits, long long max_value) {
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (negative) digits.remove_prefix(1);
+  long long value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return 0;
+    if (value > (max_value - (c - '0')) / 10) return negative ? -max_value : max_value;
+    value = value * 10 + (c - '0');
+  }
+  return negative ? -value : value;
+}
+
 }  // namespace ptxb

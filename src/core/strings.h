@@ -24,6 +24,11 @@ std::string count_noun(long long count, std::string_view singular);
 // "SIGSEGV" for 11, "signal 99" for unknown numbers.
 std::string signal_name(int signal_number);
 
+// A run of decimal digits (as a tool's output matched by a regex) as a number, saturated at
+// `max_value` instead of throwing: an absurd count in a malformed report must not end the parse.
+// A leading '-' is honoured; anything else that is not a digit makes the value 0.
+long long digits_saturating(std::string_view digits, long long max_value);
+
 // Keeps the first `max_bytes` bytes of `text` and appends a note with the dropped size.
 std::string cap_text(std::string_view text, std::size_t max_bytes);
 

@@ -1,11 +1,21 @@
 #include "sass/ptxas_report.h"
 
+#include <limits>
 #include <regex>
 
 #include "core/strings.h"
 
 namespace ptxb {
 namespace {
+
+// Counts in ptxas's report, saturated (core/strings.h): a fuzzed "999999999999 registers" must
+// not throw out of the parse.
+int as_int(const std::string& digits) {
+  return static_cast<int>(digits_saturating(digits, std::numeric_limits<int>::max()));
+}
+std::int64_t as_int64(const std::string& digits) {
+  return digits_saturating(digits, std::numeric_limits<std::int64_t>::max());
+}
 
 // ptxas prefixes every report line with "ptxas info    : " or "ptxas warning : "; the error
 // form "ptxas /tmp/x.ptx, line 12; error   : ..." is a compile error, not a report line.
@@ -70,9 +80,9 @@ PtxasReport parse_ptxas_report(std::string_view raw_log) {
     // The stack-frame line is the only report line without the "ptxas" prefix.
     if (std::regex_search(raw_line, match, kFrame)) {
       if (current) {
-        current->stack_frame_bytes = std::stoll(match[1]);
-        current->spill_store_bytes = std::stoll(match[2]);
-        current->spill_load_bytes = std::stoll(match[3]);
+        current->stack_frame_bytes = as_int64(match[1]);
+        current->spill_store_bytes = as_int64(match[2]);
+        current->spill_load_bytes = as_int64(match[3]);
       }
       continue;
     }
@@ -97,11 +107,11 @@ PtxasReport parse_ptxas_report(std::string_view raw_log) {
       }
     } else if (std::regex_search(body, match, kRegisters)) {
       if (!current) continue;
-      current->registers = std::stoi(match[1]);
+      current->registers = as_int(match[1]);
       std::smatch barrier;
-      if (std::regex_search(body, barrier, kBarriers)) current->barriers = std::stoi(barrier[1]);
+      if (std::regex_search(body, barrier, kBarriers)) current->barriers = as_int(barrier[1]);
       for (std::sregex_iterator it(body.begin(), body.end(), kItem), end; it != end; ++it) {
-        const std::int64_t bytes = std::stoll((*it)[1]);
+        const std::int64_t bytes = as_int64((*it)[1]);
         const std::string kind = (*it)[2];
         if (kind == "smem")
           current->shared_bytes = bytes;
@@ -113,7 +123,7 @@ PtxasReport parse_ptxas_report(std::string_view raw_log) {
           current->constant_bytes.emplace_back(kind, bytes);
       }
     } else if (std::regex_search(body, match, kGmem)) {
-      report.global_bytes = std::stoll(match[1]);
+      report.global_bytes = as_int64(match[1]);
     } else if (starts_with(body, "Compile time") || starts_with(body, "Function properties")) {
       continue;
     } else if (std::regex_search(body, match, kCode) || is_warning) {
