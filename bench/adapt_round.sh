@@ -2,8 +2,9 @@
 # A small Fixit round on the H200 (docs/adaptation.md "The H200 round"), run by
 # bench/run_gpu_benchmarks.sh with PTXB_BENCHMARKS=adapt
 # (`PTXB_BENCHMARKS=adapt bash scripts/gpu_check.sh bench`):
-#   1. student run   `replay:testdata/adapt/student`, broken variants of the expert rungs
-#                    (testdata/adapt/student/README.md), 2 tasks × 1 trajectory × 2 turns
+#   1. student run   `replay:` over the broken variants of the expert rungs that
+#                    bench/adapt_student.sh writes (testdata/adapt/student/README.md),
+#                    2 tasks × 1 trajectory × 2 turns
 #   2. fixit mine    every failing turn
 #   3. fixit repair  teacher `replay` over solutions/ (the expert rungs), 2 turns; each kept
 #                    repair is verified again by the real evaluator on fresh inputs
@@ -35,7 +36,8 @@ step() {  # step NAME CMD...: runs CMD, its stdout/stderr in $W/NAME.{out,err}, 
   return $status
 }
 
-step student "$PTXB" run --model replay:testdata/adapt/student --task gemm_n7168_k5120 \
+bash bench/adapt_student.sh "$W/student-kernels" || exit 1
+step student "$PTXB" run --model "replay:$W/student-kernels" --task gemm_n7168_k5120 \
   --task mha_with_lse_d128 --variants base --trajectories 1 --turns 2 --out "$W/student"
 student_rc=$?  # 3: turns were gpu_skipped (checked below)
 # gpu_skipped turns: the evaluator compiled the kernels but had no GPU to run them on.
