@@ -178,7 +178,14 @@ StageOutcome stage_profile(EvalContext& ctx) {
     return StageOutcome::kDone;
   }
   plan->source_counters = source_counters;
-  return profile_call(ctx, *plan);
+  const StageOutcome outcome = profile_call(ctx, *plan);
+  // A passed kernel whose work could not be counted (the profiled run failed, say because the
+  // kernel behaves differently under a profiler) is marked: a static-absent kernel has no
+  // "unknown" target verdict to show it otherwise.
+  WorkloadEval& recorded = ctx.result.workloads.back();
+  if (recorded.status == PtxbStatus::kPassed && !check.work_done)
+    recorded.flags.push_back("work_unmeasured");
+  return outcome;
 }
 
 }  // namespace ptxb

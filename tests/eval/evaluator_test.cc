@@ -349,7 +349,8 @@ class EvaluatorTest : public ::testing::Test {
     timing.min_samples = 6;
     timing.max_samples = 12;
     timing.budget_seconds = 5;
-    profile_log_ = profile_log(testdata("eval/ncu/wgmma_live.csv"), 1'000'000);
+    // Work counters far above any task's FLOP model: tests of the work-done check set theirs.
+    profile_log_ = profile_log_with_work(testdata("eval/ncu/wgmma_live.csv"), 1'000'000, 1e15);
     launcher_.profiled = [this] {
       auto s = std::make_unique<FakeSession>();
       s->log_text = profile_log_;
@@ -1241,6 +1242,20 @@ TEST_F(EvaluatorTest, ProfilerFailureIsUnknownNeverPositive) {
   EXPECT_EQ(r.target_instructions.verdict, kInstUnknown);
   EXPECT_NE(r.target_instructions.reason.find("status 1"), std::string::npos)
       << r.target_instructions.reason;
+  const auto& flags = r.workloads.back().flags;
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "work_unmeasured"), flags.end());
+  // The same for a kernel without a target family: its verdict stays static_absent, the flag
+  // says the work was not counted, and the note says why.
+  compile_.sass.target_present = false;
+  EvalResult absent = run();
+  EXPECT_EQ(absent.status, PtxbStatus::kPassed);
+  EXPECT_EQ(absent.target_instructions.verdict, kInstStaticAbsent);
+  const auto& absent_flags = absent.workloads.back().flags;
+  EXPECT_NE(std::find(absent_flags.begin(), absent_flags.end(), "work_unmeasured"),
+            absent_flags.end());
+  EXPECT_NE(absent.target_instructions.work_done_note.find("status 1"), std::string::npos)
+      << absent.target_instructions.work_done_note;
+  compile_.sass.target_present = true;
   // A report cut short (no end marker) is unknown too.
   profile_log_ = "runner log line\n";
   EvalResult cut = run();
