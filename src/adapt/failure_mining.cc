@@ -82,17 +82,8 @@ Result<MinedFailure> MinedFailure::from_json(const Json& json, const std::string
 }
 
 Result<std::vector<MinedFailure>> read_failures(const std::string& path) {
-  std::vector<MinedFailure> failures;
   // `mine` writes an empty file when nothing failed: a valid, empty set for the next steps.
-  PTXB_ASSIGN_OR_RETURN(bool empty, is_empty_file(path));
-  if (empty) return failures;
-  PTXB_ASSIGN_OR_RETURN(std::vector<Json> lines, read_jsonl_file(path));
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    PTXB_ASSIGN_OR_RETURN(MinedFailure f,
-                          MinedFailure::from_json(lines[i], fmt::format("{}:{}", path, i + 1)));
-    failures.push_back(std::move(f));
-  }
-  return failures;
+  return read_step_records<MinedFailure>(path);
 }
 
 Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,

@@ -179,17 +179,8 @@ Result<std::vector<CollectedKernel>> read_collected(const std::string& work_dir)
                       "{}: no collected kernels here (run `ptxbench kernelgen collect RUN_DIR... "
                       "--out {}` first)",
                       path, work_dir);
-  std::vector<CollectedKernel> kernels;
   // `collect` writes an empty file when no turn qualified: a valid, empty set.
-  PTXB_ASSIGN_OR_RETURN(bool empty, is_empty_file(path));
-  if (empty) return kernels;
-  PTXB_ASSIGN_OR_RETURN(std::vector<Json> lines, read_jsonl_file(path));
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    PTXB_ASSIGN_OR_RETURN(CollectedKernel k,
-                          CollectedKernel::from_json(lines[i], fmt::format("{}:{}", path, i + 1)));
-    kernels.push_back(std::move(k));
-  }
-  return kernels;
+  return read_step_records<CollectedKernel>(path);
 }
 
 std::vector<RationaleItem> kernelgen_rationale_items(const std::vector<CollectedKernel>& kernels) {

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/json_io.h"
 #include "core/result.h"
 #include "metrics/turn_record.h"
 
@@ -44,5 +47,20 @@ class TrajectoryPrompts {
 // Whether `path` exists and holds no bytes: a step that selected nothing writes an empty
 // .jsonl, which read_jsonl_file rejects, but which is a valid empty set for the next step.
 Result<bool> is_empty_file(const std::string& path);
+
+// The records of a step's .jsonl file, T::from_json(line, "PATH:N") each; an empty file is a
+// valid, empty set (is_empty_file).
+template <typename T>
+Result<std::vector<T>> read_step_records(const std::string& path) {
+  std::vector<T> records;
+  PTXB_ASSIGN_OR_RETURN(bool empty, is_empty_file(path));
+  if (empty) return records;
+  PTXB_ASSIGN_OR_RETURN(std::vector<Json> lines, read_jsonl_file(path));
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    PTXB_ASSIGN_OR_RETURN(T record, T::from_json(lines[i], fmt::format("{}:{}", path, i + 1)));
+    records.push_back(std::move(record));
+  }
+  return records;
+}
 
 }  // namespace ptxb::adapt
