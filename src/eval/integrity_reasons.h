@@ -95,7 +95,8 @@ inline constexpr std::string_view kSandboxFileSizeLimit = "sandbox_file_size_lim
 // weaker one than asked for). Nothing untrusted ran.
 inline constexpr std::string_view kSandboxUnavailable = "sandbox_unavailable";
 inline constexpr std::string_view kSandboxSetup = "sandbox_setup";
-// Interleaved timing: a reference block moved more than drift_limit from the solo calibration.
+// Interleaved timing: a reference block moved more than drift_limit from the solo calibration, or
+// ran that much slower right after the candidate (eval/interleave.h 4).
 inline constexpr std::string_view kReferenceDrift = "reference_drift";
 
 // ---- compile stage (compile/compiler.cc) ----

@@ -46,14 +46,14 @@ struct TimingPolicy {
   double revalidation_speedup = 3.0;
   int revalidation_trials = 5;  // each on fully regenerated inputs, verified and timed
   // Interleaved timing (eval/interleave.h): after the reference's solo calibration, reference
-  // and candidate are sampled in blocks of `block_samples` timed calls, each pair of blocks in
-  // an order drawn from the evaluation's secret, so both sides see the same clock and power
-  // state. false: the candidate is timed after the reference, as before (sequential).
+  // and candidate are sampled in blocks of `block_samples` timed calls, in mirrored couples
+  // drawn from the evaluation's secret, so both sides see the same clock and power state. false:
+  // the candidate is timed after the reference, as before (sequential).
   bool interleave = true;
   int block_samples = 10;
-  // A reference block whose median is more than this fraction away from the reference's solo
-  // calibration voids the evaluation (INFRA_ERROR `reference_drift`): something other than the
-  // library changed the reference's speed between the two.
+  // A reference block more than this fraction slower than the reference's solo calibration,
+  // or the reference that much slower right after the candidate, voids the
+  // evaluation (INFRA_ERROR `reference_drift`; eval/interleave.h rule 4).
   double drift_limit = 0.02;
   // The reference implementation's recipe as well (--timing-protocol paper; eval/paper_timing.h):
   // both sides again with its method after ours, and the speedup reported is its.

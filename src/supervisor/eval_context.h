@@ -114,7 +114,8 @@ struct EvalContext {
   // interleaved timing; no session when timing is sequential or there is no library reference.
   RunnerSide reference;
   SideTiming candidate_timing;  // its samples; fresh_ns grows with re-validation's trials
-  std::vector<double> reference_samples_ns;  // the reference's timed samples
+  std::vector<double> reference_samples_ns;       // the reference's timed samples
+  std::uint32_t reference_solo_sm_clock_mhz = 0;  // NVML after its solo calibration (0: none)
   // The batch bound: its policy and what the reference runner calibrated (stage_bound.cc).
   BatchBoundPolicy bound_policy;
   std::optional<BatchBoundRecord> bound_calibration;

@@ -16,6 +16,10 @@ StageOutcome stage_reference(EvalContext& ctx) {
   RunnerSide reference = start_runner(ctx, RunnerRole::kReference, "reference runner");
   if (reference.failure) return ctx.conclude_finding(*reference.failure);
   SideTiming timing = time_side(ctx, reference, false, seconds_to_ms(60.0));
+  // The clock the calibration ended at, the baseline of the interleaved drift rule
+  // (eval/interleave.h 4a); read by the supervisor, as every clock.
+  if (auto facts = ctx.device.facts(); facts.ok())
+    ctx.reference_solo_sm_clock_mhz = facts->sm_clock_mhz;
   if (timing.failure) {
     // Whatever failed on the reference's side is the harness's problem, not the candidate's.
     Finding f = *timing.failure;

@@ -217,13 +217,14 @@ bool sampling_exhausted(SamplingDecision d) {
   return d == SamplingDecision::kStopCap || d == SamplingDecision::kStopBudget;
 }
 
-// Reference and candidate in blocks, each pair in a secret order (eval/interleave.h).
+// Reference and candidate in blocks, each couple in a secret mirrored order (eval/interleave.h).
 StageOutcome interleaved_timing(EvalContext& ctx) {
   WorkloadEval& w = ctx.workload;
   InterleaveRecord rec;
   rec.block_samples = ctx.policy.block_samples;
   rec.drift_limit = ctx.policy.drift_limit;
   rec.reference_solo_median_ms = w.reference_timing->median_ms;
+  rec.reference_solo_sm_clock_mhz = ctx.reference_solo_sm_clock_mhz;
   rec.candidate_freeze = ctx.candidate.cgroup_dir.empty()
                              ? "none: no cgroup of its own (sandbox off or process-group fallback)"
                              : "cgroup";
@@ -235,11 +236,10 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
   for (int i = 0; i < ctx.policy.warmup_calls; ++i)
     if (!cand.call(true)) return ctx.fail_candidate(*cand.out.failure);
   cand.seconds = std::chrono::duration<double>(EvalClock::now() - warm_start).count();
-  while (true) {
-    const SamplingDecision rd = ref.decision(), cd = cand.decision();
-    if (sampling_exhausted(rd) || sampling_exhausted(cd)) break;
-    if (rd != SamplingDecision::kContinue && cd != SamplingDecision::kContinue) break;
-    for (TimedSide which : next_pair_order(ctx.secret_rng)) {
+  TimedSide previous = TimedSide::kCandidate;  // its warm-up ran last
+  // One couple of blocks; kDone when the evaluation ended in it.
+  auto run_couple = [&](const std::vector<TimedSide>& order) -> StageOutcome {
+    for (TimedSide which : order) {
       SideSampler& s = which == TimedSide::kReference ? ref : cand;
       auto block = run_block(ctx, s, which);
       if (!block.ok())
@@ -251,13 +251,32 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
         f.detail = "reference: " + f.detail + "\n" + cap_log(ctx.reference.session->log(), 4096);
         return ctx.conclude_finding(f);
       }
-      if (auto drift = drift_violation(*block, rec.reference_solo_median_ms, rec.drift_limit)) {
-        add_block(rec, std::move(block).value());
+      block->after_candidate = previous == TimedSide::kCandidate;
+      previous = which;
+      add_block(rec, std::move(block).value());
+      if (auto drift = drift_violation(rec)) {
         w.timing_interleave = rec;
         return ctx.conclude(PtxbStatus::kInfraError, std::string(reason::kReferenceDrift), *drift);
       }
-      add_block(rec, std::move(block).value());
     }
+    return StageOutcome::kContinue;
+  };
+  while (true) {
+    const SamplingDecision rd = ref.decision(), cd = cand.decision();
+    if (sampling_exhausted(rd) || sampling_exhausted(cd)) break;
+    if (rd != SamplingDecision::kContinue && cd != SamplingDecision::kContinue) break;
+    if (run_couple(next_couple_order(ctx.secret_rng)) == StageOutcome::kDone)
+      return StageOutcome::kDone;
+  }
+  // Rule 4b needs a reference block that follows the reference's own; only couples of the order
+  // R C C R (probability 1/2 each) leave none, and then one C R R C couple is added.
+  if (!rec.after_candidate_slowdown &&
+      run_couple({TimedSide::kCandidate, TimedSide::kReference, TimedSide::kReference,
+                  TimedSide::kCandidate}) == StageOutcome::kDone)
+    return StageOutcome::kDone;
+  if (auto slowed = after_candidate_violation(rec)) {
+    w.timing_interleave = rec;
+    return ctx.conclude(PtxbStatus::kInfraError, std::string(reason::kReferenceDrift), *slowed);
   }
   ref.finish();
   cand.finish();

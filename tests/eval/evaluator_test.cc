@@ -1029,11 +1029,21 @@ TEST_F(EvaluatorTest, InterleavedTimingAlternatesBlocksOfBothRunnersInASecretOrd
   const InterleaveRecord& rec = *w.timing_interleave;
   EXPECT_EQ(rec.block_samples, 3);
   EXPECT_NEAR(rec.reference_solo_median_ms, 0.75, 1e-9);
-  // 6 samples per side at least: two pairs of 3-sample blocks, both sides in every pair.
+  // 6 samples per side at least: mirrored couples (R C C R or C R R C) of 3-sample blocks; a
+  // block is marked after_candidate when the block before it (or the warm-up) was the
+  // candidate's.
   ASSERT_GE(rec.blocks.size(), 4u);
-  ASSERT_EQ(rec.blocks.size() % 2, 0u);
-  for (std::size_t i = 0; i < rec.blocks.size(); i += 2)
+  ASSERT_EQ(rec.blocks.size() % 4, 0u);
+  for (std::size_t i = 0; i < rec.blocks.size(); i += 4) {
     EXPECT_NE(rec.blocks[i].side, rec.blocks[i + 1].side);
+    EXPECT_EQ(rec.blocks[i].side, rec.blocks[i + 3].side);
+    EXPECT_EQ(rec.blocks[i + 1].side, rec.blocks[i + 2].side);
+  }
+  EXPECT_TRUE(rec.blocks[0].after_candidate);
+  for (std::size_t i = 1; i < rec.blocks.size(); ++i)
+    EXPECT_EQ(rec.blocks[i].after_candidate, rec.blocks[i - 1].side == TimedSide::kCandidate);
+  ASSERT_TRUE(rec.after_candidate_slowdown.has_value());
+  EXPECT_NEAR(*rec.after_candidate_slowdown, 0.0, 1e-12);
   EXPECT_EQ(w.reference_timing->samples, static_cast<int>(rec.blocks.size() / 2) * 3);
   EXPECT_EQ(w.candidate_timing->samples, static_cast<int>(rec.blocks.size() / 2) * 3);
   EXPECT_NEAR(*w.speedup, 0.75, 1e-9);

@@ -7,51 +7,108 @@
 namespace ptxb {
 namespace {
 
-TEST(Interleave, PairOrderIsBothSidesInADrawnOrder) {
+TEST(Interleave, CoupleOrderIsMirroredAndDrawn) {
+  constexpr TimedSide R = TimedSide::kReference, C = TimedSide::kCandidate;
   std::mt19937_64 rng(20261228);
   int reference_first = 0;
   for (int i = 0; i < 1000; ++i) {
-    const auto pair = next_pair_order(rng);
-    ASSERT_EQ(pair.size(), 2u);
-    EXPECT_NE(pair[0], pair[1]);
-    reference_first += pair[0] == TimedSide::kReference;
+    const auto couple = next_couple_order(rng);
+    ASSERT_EQ(couple.size(), 4u);
+    // A mirror: each side twice, the second pair the first reversed.
+    EXPECT_NE(couple[0], couple[1]);
+    EXPECT_EQ(couple[0], couple[3]);
+    EXPECT_EQ(couple[1], couple[2]);
+    reference_first += couple[0] == R;
   }
   // A fair coin: 1000 draws land within 4 sigma (±63) of 500.
   EXPECT_GT(reference_first, 437);
   EXPECT_LT(reference_first, 563);
   // The same secret gives the same order: the trace can be replayed.
   std::mt19937_64 a(7), b(7);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(next_pair_order(a), next_pair_order(b));
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(next_couple_order(a), next_couple_order(b));
+  (void)C;
 }
 
-TEST(Interleave, AReferenceBlockBeyondTheLimitVoidsWithTheNumbers) {
+// Why the mirror: under a clock that falls linearly, block k of equal work takes 1 + k·d. In
+// R C C R both sides sum to (0 + 3)d and (1 + 2)d, the same; in two random pairs R C, R C the
+// reference would get (0 + 2)d against (1 + 3)d.
+TEST(Interleave, AMirroredCoupleCancelsALinearDrift) {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 8; ++trial) {
+    const auto couple = next_couple_order(rng);
+    double ref = 0, cand = 0;
+    for (int k = 0; k < 4; ++k) (couple[k] == TimedSide::kReference ? ref : cand) += 1 + 0.01 * k;
+    EXPECT_NEAR(ref, cand, 1e-12);
+  }
+}
+
+TimingBlock reference_block(double median_ms, std::uint32_t before, std::uint32_t after) {
   TimingBlock block;
   block.side = TimedSide::kReference;
   block.first_sample = 10;
   block.samples = 10;
-  block.median_ms = 1.025;
-  block.sm_clock_mhz_before = 1860;
-  block.sm_clock_mhz_after = 1845;
-  EXPECT_NEAR(reference_drift(1.025, 1.0), 0.025, 1e-12);
-  auto why = drift_violation(block, 1.0, 0.02);
+  block.median_ms = median_ms;
+  block.sm_clock_mhz_before = before;
+  block.sm_clock_mhz_after = after;
+  return block;
+}
+
+TEST(Interleave, AReferenceBlockBeyondTheLimitVoidsWithTheNumbers) {
+  InterleaveRecord rec;
+  rec.drift_limit = 0.02;
+  rec.reference_solo_median_ms = 1.0;
+  rec.reference_solo_sm_clock_mhz = 1980;
+  add_block(rec, reference_block(1.025, 1980, 1980));
+  auto why = drift_violation(rec);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("+2.5 %"), std::string::npos) << *why;
   EXPECT_NE(why->find("samples 11-20"), std::string::npos) << *why;
-  EXPECT_NE(why->find("1860-1845 MHz"), std::string::npos) << *why;
-  block.median_ms = 0.985;  // -1.5 %: within 2 %
-  EXPECT_FALSE(drift_violation(block, 1.0, 0.02).has_value());
+  EXPECT_NE(why->find("1980-1980 MHz"), std::string::npos) << *why;
+  EXPECT_NE(why->find("at 1980 MHz"), std::string::npos) << *why;
+  EXPECT_NEAR(reference_drift(1.025, 1.0), 0.025, 1e-12);
+  rec.blocks.clear();
+  add_block(rec, reference_block(0.985, 1980, 1980));  // -1.5 %: within 2 %
+  EXPECT_FALSE(drift_violation(rec).has_value());
+  EXPECT_FALSE(reference_faster_than_solo(rec));
   // Faster beyond the limit is flagged, not voided: it can only understate the candidate.
-  block.median_ms = 0.97;
-  EXPECT_FALSE(drift_violation(block, 1.0, 0.02).has_value());
+  add_block(rec, reference_block(0.97, 1980, 1980));
+  EXPECT_FALSE(drift_violation(rec).has_value());
+  EXPECT_TRUE(reference_faster_than_solo(rec));
+  TimingBlock cand = reference_block(2.0, 1980, 1980);
+  cand.side = TimedSide::kCandidate;  // the candidate may drift as it likes
+  add_block(rec, cand);
+  EXPECT_FALSE(drift_violation(rec).has_value());
+  EXPECT_FALSE(rec.blocks.back().drift.has_value());
+}
+
+TEST(Interleave, AReferenceSlowerRightAfterTheCandidateVoids) {
   InterleaveRecord rec;
   rec.drift_limit = 0.02;
-  block.drift = reference_drift(0.97, 1.0);
-  rec.blocks.push_back(block);
-  EXPECT_TRUE(reference_faster_than_solo(rec));
-  rec.blocks.back().drift = -0.01;
-  EXPECT_FALSE(reference_faster_than_solo(rec));
-  block.side = TimedSide::kCandidate;  // the candidate may drift as it likes
-  EXPECT_FALSE(drift_violation(block, 1.0, 0.02).has_value());
+  rec.reference_solo_median_ms = 1.0;
+  rec.reference_solo_sm_clock_mhz = 1980;
+  // The reference blocks after a candidate block take 1.5 % longer than the solo calibration,
+  // the others 1 % less: each within the solo rule's 2 %.
+  auto add = [&](double ms, bool after_candidate) {
+    TimingBlock b = reference_block(ms, 1980, 1980);
+    b.after_candidate = after_candidate;
+    add_block(rec, b);
+    EXPECT_FALSE(drift_violation(rec).has_value());
+  };
+  add(1.015, true);
+  EXPECT_FALSE(rec.after_candidate_slowdown.has_value());  // one group only so far
+  add(1.000, false);
+  ASSERT_TRUE(rec.after_candidate_slowdown.has_value());
+  EXPECT_NEAR(*rec.after_candidate_slowdown, 0.015, 1e-12);
+  EXPECT_FALSE(after_candidate_violation(rec).has_value());
+  // Against each other they are 2.5 % apart: work the candidate left on the GPU.
+  add(0.990, false);
+  add(0.990, false);
+  add(1.015, true);
+  EXPECT_NEAR(*rec.after_candidate_slowdown, 1.015 / 0.99 - 1, 1e-12);
+  auto why = after_candidate_violation(rec);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("+2.5 %"), std::string::npos) << *why;
+  EXPECT_NE(why->find("right after the candidate"), std::string::npos) << *why;
 }
 
 TEST(Interleave, TheRecordKeepsDriftClocksAndSpreadAndRoundTrips) {
@@ -60,17 +117,15 @@ TEST(Interleave, TheRecordKeepsDriftClocksAndSpreadAndRoundTrips) {
   rec.drift_limit = 0.02;
   rec.reference_solo_median_ms = 2.0;
   rec.candidate_freeze = "cgroup";
-  add_block(rec, TimingBlock{TimedSide::kReference, 0, 10, 2.02, 1980, 1965, {}, std::nullopt});
-  add_block(
-      rec,
-      TimingBlock{TimedSide::kCandidate, 0, 10, 2.50, 1965, 1950, {"sw_power_cap"}, std::nullopt});
+  add_block(rec, TimingBlock{TimedSide::kReference, 0, 10, 2.02, 1980, 1965, {}});
+  add_block(rec, TimingBlock{TimedSide::kCandidate, 0, 10, 2.50, 1965, 1950, {"sw_power_cap"}});
   EXPECT_NEAR(rec.max_abs_drift, 0.01, 1e-12);
   ASSERT_TRUE(rec.blocks[0].drift.has_value());
   EXPECT_FALSE(rec.blocks[1].drift.has_value());
   EXPECT_EQ(rec.sm_clock_mhz_min, 1950u);
   EXPECT_EQ(rec.sm_clock_mhz_max, 1980u);
   EXPECT_FALSE(rec.clock_spread);
-  add_block(rec, TimingBlock{TimedSide::kReference, 10, 10, 1.99, 1860, 0, {}, std::nullopt});
+  add_block(rec, TimingBlock{TimedSide::kReference, 10, 10, 1.99, 1860, 0, {}, true});
   EXPECT_TRUE(rec.clock_spread);  // 1980 - 1860 > 90 MHz; the unreadable 0 is ignored
   EXPECT_EQ(rec.sm_clock_mhz_min, 1860u);
   auto back = InterleaveRecord::from_json(Json::parse(rec.to_json().dump()));
