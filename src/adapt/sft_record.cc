@@ -63,6 +63,13 @@ std::size_t estimated_tokens(const Json& row) {
   return approx_tokens_for_bytes(bytes);
 }
 
+std::size_t tokenizer_tokens(const Json& row, const BpeTokenizer& tokenizer) {
+  std::size_t tokens = 0;
+  for (const Json& m : row["messages"])
+    tokens += tokenizer.count(m["content"].get_ref<const std::string&>());
+  return tokens;
+}
+
 Result<ExportResult> export_records(std::vector<SftExample> examples,
                                     const ExportOptions& options) {
   if (options.format != "chat-jsonl" && options.format != "four-part")
@@ -77,7 +84,6 @@ Result<ExportResult> export_records(std::vector<SftExample> examples,
   std::map<std::string, int> drop_counts, kinds;
   for (const SftExample& e : examples) {
     const Json chat = chat_row(e);
-    const std::size_t tokens = estimated_tokens(chat);
     auto drop = [&](const std::string& reason, Json detail) {
       drops.push_back(Json{{"id", e.id}, {"reason", reason}, {"detail", detail}});
       ++drop_counts[reason];
@@ -93,8 +99,17 @@ Result<ExportResult> export_records(std::vector<SftExample> examples,
       drop("same_as_test_kernel", collision->second);
       continue;
     }
+    // Counted after the cheaper drops: the tokenizer reads every byte of the row.
+    const std::size_t estimate = estimated_tokens(chat);
+    Json counts{{"estimated_tokens", estimate}};
+    std::size_t tokens = estimate;
+    if (options.tokenizer) {
+      tokens = tokenizer_tokens(chat, *options.tokenizer);
+      counts["tokenizer_tokens"] = tokens;
+    }
     if (tokens > options.max_tokens) {
-      drop("over_token_limit", Json{{"estimated_tokens", tokens}, {"limit", options.max_tokens}});
+      counts["limit"] = options.max_tokens;
+      drop("over_token_limit", counts);
       continue;
     }
     const Json row = options.format == "chat-jsonl" ? chat : four_part_row(e);
@@ -103,12 +118,11 @@ Result<ExportResult> export_records(std::vector<SftExample> examples,
     Json parts = Json::array();
     for (const Json& m : chat["messages"])
       parts.push_back(sha256_hex(m["content"].get_ref<const std::string&>()));
-    rows.push_back(Json{{"id", e.id},
-                        {"kind", e.kind},
-                        {"task", e.task},
-                        {"estimated_tokens", tokens},
-                        {"row_sha256", sha256_hex(line)},
-                        {"message_sha256", parts}});
+    Json entry{{"id", e.id}, {"kind", e.kind}, {"task", e.task}};
+    entry.update(counts);
+    entry["row_sha256"] = sha256_hex(line);
+    entry["message_sha256"] = parts;
+    rows.push_back(std::move(entry));
     ++kinds[e.kind];
   }
   result.manifest =
@@ -116,7 +130,9 @@ Result<ExportResult> export_records(std::vector<SftExample> examples,
            {"record_format", options.format},
            {"shuffle_seed", options.seed},
            {"max_tokens", options.max_tokens},
-           {"token_count", "estimate: ceil(UTF-8 bytes / 3.5) (packs/token_estimate.h)"},
+           {"token_count", options.tokenizer
+                               ? options.tokenizer->method()
+                               : "estimate: ceil(UTF-8 bytes / 3.5) (packs/token_estimate.h)"},
            {"counts",
             {{"input", examples.size()},
              {"written", rows.size()},

@@ -8,9 +8,12 @@
 //   KernelGen (3 messages) system, user task, assistant "<think>…</think>" + kernel
 // four-part: {"id", "kind", "task", "wrong_code", "analysis", "plan", "correct_code"}.
 //
-// Rows whose estimated length exceeds max_tokens (65,536, the reference recipe's limit) are
-// dropped. The estimate is packs/token_estimate.h's ceil(bytes / 3.5), calibrated on the
-// Qwen tokenizer; no tokenizer runs here (the harness has no Python and no tokenizer library).
+// Rows longer than max_tokens (65,536, the reference recipe's limit) are dropped. A row's
+// length is the sum over its messages of their content's tokens: estimated by
+// packs/token_estimate.h's ceil(bytes / 3.5), calibrated on the Qwen tokenizer, or counted
+// exactly by the model's own tokenizer.json (`--tokenizer`, bpe_tokenizer.h). The chat
+// template's tokens (<|im_start|>role\n … <|im_end|>\n, 5 per message for Qwen) are not
+// counted: the limit leaves room for them (docs/adaptation.md).
 // Held-out tasks and rows whose fixed kernel has the canonical source of a test kernel
 // (source_tokens.h) are dropped too, and the manifest names the colliding kernel.
 #pragma once
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "adapt/bpe_tokenizer.h"
 #include "core/json_io.h"
 #include "core/result.h"
 
@@ -43,7 +47,8 @@ struct SftExample {
 struct ExportOptions {
   std::string format = "chat-jsonl";  // or "four-part"
   std::size_t max_tokens = kMaxSftTokens;
-  std::uint64_t seed = 0;  // shuffle seed
+  const BpeTokenizer* tokenizer = nullptr;  // counts tokens exactly when set, else estimated
+  std::uint64_t seed = 0;                   // shuffle seed
   std::set<std::string> holdout_tasks;
   // canonical source hash -> where that test kernel comes from ("RUN_DIR turns/ID/turn3.cu")
   std::map<std::string, std::string> test_kernels;
@@ -58,6 +63,7 @@ std::string final_answer(const SftExample& example);  // "<think>…</think>\n\n
 Json chat_row(const SftExample& example);
 Json four_part_row(const SftExample& example);
 std::size_t estimated_tokens(const Json& chat_row);
+std::size_t tokenizer_tokens(const Json& chat_row, const BpeTokenizer& tokenizer);
 
 Result<ExportResult> export_records(std::vector<SftExample> examples, const ExportOptions& options);
 

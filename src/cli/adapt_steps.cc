@@ -92,6 +92,12 @@ Result<Json> apply_ptx_dedup(std::vector<adapt::SftExample>& examples, const Exp
 
 Result<int> run_export_step(std::vector<adapt::SftExample> examples, const Json& unused_counts,
                             adapt::ExportOptions options, const ExportStep& step) {
+  // Loaded first: a tokenizer.json this cannot count exactly fails before any compile.
+  std::optional<adapt::BpeTokenizer> tokenizer;
+  if (!step.tokenizer.empty()) {
+    PTXB_ASSIGN_OR_RETURN(tokenizer, adapt::BpeTokenizer::load(step.tokenizer));
+    options.tokenizer = &*tokenizer;
+  }
   Json ptx = nullptr;
   if (step.ptx_dedup) {
     PTXB_ASSIGN_OR_RETURN(ptx, apply_ptx_dedup(examples, step));

@@ -34,11 +34,12 @@ struct ExportStep {
   std::vector<std::string> tasks_dirs;
   std::string work, out;
   bool json = false;
+  std::string tokenizer;  // --tokenizer: a tokenizer.json that counts tokens exactly
 };
 
 // The records and OUT.manifest.json (with the step's `unused_counts`: items left out before
 // the export); kernels of the test runs are kept out (ExportOptions::test_kernels, and by
-// normalized PTX with ptx_dedup).
+// normalized PTX with ptx_dedup); rows are measured by step.tokenizer when one is given.
 Result<int> run_export_step(std::vector<adapt::SftExample> examples, const Json& unused_counts,
                             adapt::ExportOptions options, const ExportStep& step);
 

@@ -51,6 +51,7 @@ struct FixitFlags {
   std::vector<std::string> holdout_tasks;
   std::vector<std::string> test_runs;
   bool ptx_dedup = false;
+  std::string tokenizer;
   bool json = false;
 };
 
@@ -142,9 +143,10 @@ Result<int> run_export(const FixitFlags& flags, const std::vector<std::string>& 
   options.seed = flags.shuffle_seed;
   options.max_tokens = flags.max_tokens;
   options.holdout_tasks = {flags.holdout_tasks.begin(), flags.holdout_tasks.end()};
-  return run_export_step(
-      std::move(examples), Json{{"kept_repairs_without_rationale", without_rationale}}, options,
-      ExportStep{flags.test_runs, flags.ptx_dedup, tasks_dirs, flags.work, flags.out, flags.json});
+  return run_export_step(std::move(examples),
+                         Json{{"kept_repairs_without_rationale", without_rationale}}, options,
+                         ExportStep{flags.test_runs, flags.ptx_dedup, tasks_dirs, flags.work,
+                                    flags.out, flags.json, flags.tokenizer});
 }
 
 Result<int> run_notes(const FixitFlags& flags) {
@@ -244,8 +246,13 @@ CommandSpec make_fixit_command(const Extension<EvaluatorFactory>& extension) {
             ->check(CLI::IsMember({"chat-jsonl", "four-part"}));
         exp->add_option("--seed", f->shuffle_seed, "Shuffle seed (default 0)");
         exp->add_option("--max-tokens", f->max_tokens,
-                        "Drop rows longer than this (estimated tokens, default 65536)")
+                        "Drop rows longer than this (tokens: estimated, or counted with "
+                        "--tokenizer; default 65536)")
             ->check(CLI::Range(1, 100000000));
+        exp->add_option("--tokenizer", f->tokenizer,
+                        "Count tokens exactly with this Hugging Face tokenizer.json (byte-level "
+                        "BPE: GPT-2, Qwen2/Qwen3, Llama 3) instead of estimating ceil(bytes/3.5)")
+            ->check(CLI::ExistingFile);
         exp->add_option("--holdout-task", f->holdout_tasks, "Leave this task out; repeatable");
         exp->add_option("--heldout-run", f->test_runs,
                         "A run directory whose kernels are test data: rows with the same "

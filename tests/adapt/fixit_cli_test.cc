@@ -166,6 +166,21 @@ TEST_F(FixitCli, MineRepairReasonExportAndRerun) {
   EXPECT_EQ(
       parse_json(leak.stdout_text, "stdout").value()["dropped_by_reason"]["same_as_test_kernel"],
       1);
+
+  // --tokenizer counts the 5-message row with the tokenizer.json (kernelgen_cli_test.cc has
+  // the decision between the two counts): over a limit of 1 token, dropped with both counts.
+  ProcessResult counted =
+      fixit({"export", "--work", work, "--out", tmp_ + "/tok.jsonl", "--max-tokens", "1",
+             "--tokenizer", std::string(PTXB_TESTDATA_DIR) + "/adapt/tokenizer/tokenizer.json"});
+  ASSERT_EQ(counted.exit_code, 0) << counted.stderr_text;
+  const Json tokenized = read_json_file(tmp_ + "/tok.jsonl.manifest.json").value();
+  EXPECT_TRUE(starts_with(tokenized["token_count"].get<std::string>(),
+                          "tokenizer: tokenizer.json sha256 "));
+  ASSERT_EQ(tokenized["drops"].size(), 1u);
+  const Json& detail = tokenized["drops"][0]["detail"];
+  EXPECT_EQ(tokenized["drops"][0]["reason"], "over_token_limit");
+  EXPECT_GT(detail["tokenizer_tokens"].get<int>(), 1) << detail.dump();
+  EXPECT_GT(detail["estimated_tokens"].get<int>(), 1) << detail.dump();
 }
 
 // The notes of the kept repair feed a student run: its failing first kernel resembles the

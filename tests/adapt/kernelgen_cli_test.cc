@@ -8,7 +8,9 @@
 
 #include "../cli/cli_test_util.h"
 #include "../support/http_test_server.h"
+#include "adapt/bpe_tokenizer.h"
 #include "core/fs.h"
+#include "core/sha256.h"
 #include "core/strings.h"
 #include "run_dir_fixture.h"
 
@@ -147,6 +149,75 @@ TEST_F(KernelGenCli, CollectReasonExportMatchGoldens) {
   EXPECT_EQ(held_counts["written"], 0);
   EXPECT_EQ(held_counts["dropped_by_reason"]["holdout_task"], 1);
   EXPECT_EQ(held_counts["dropped_by_reason"]["same_as_test_kernel"], 1);
+}
+
+// --tokenizer counts every row with the model's own tokenizer.json instead of the estimate:
+// a limit between a row's two counts keeps it under one and drops it under the other.
+TEST_F(KernelGenCli, TokenizerCountDecidesWhatIsDropped) {
+  const std::string work = tmp_ + "/work";
+  ASSERT_EQ(kernelgen({"collect", tmp_ + "/gemm", tmp_ + "/attention", "--per-task-cap", "1",
+                       "--out", work})
+                .exit_code,
+            0);
+  ASSERT_EQ(kernelgen({"reason", "--work", work, "--teacher", teacher_spec()}).exit_code, 0);
+  const std::string tokenizer_path =
+      std::string(PTXB_TESTDATA_DIR) + "/adapt/tokenizer/tokenizer.json";
+  const auto manifest_of = [&](const std::string& max_tokens, bool with_tokenizer) {
+    std::vector<std::string> args = {"export",          "--work",       work,      "--out",
+                                     tmp_ + "/t.jsonl", "--max-tokens", max_tokens};
+    if (with_tokenizer) args.insert(args.end(), {"--tokenizer", tokenizer_path});
+    ProcessResult exported = kernelgen(args);
+    EXPECT_EQ(exported.exit_code, 0) << exported.stderr_text;
+    return read_json_file(tmp_ + "/t.jsonl.manifest.json").value();
+  };
+
+  const Json counted = manifest_of("65536", true);
+  EXPECT_EQ(counted["token_count"], "tokenizer: tokenizer.json sha256 " +
+                                        sha256_hex(read_file(tokenizer_path, 1u << 20).value()));
+  ASSERT_EQ(counted["rows"].size(), 2u);
+  // Each row's count is the sum of its messages' counts (no chat-template tokens).
+  auto tokenizer = adapt::BpeTokenizer::load(tokenizer_path);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.error().message;
+  std::map<std::string, std::size_t> by_id;
+  const std::vector<Json> records = read_jsonl_file(tmp_ + "/t.jsonl").value();
+  for (const Json& row : records)
+    for (const Json& m : row["messages"])
+      by_id[row["id"]] += tokenizer->count(m["content"].get<std::string>());
+  for (const Json& row : counted["rows"])
+    EXPECT_EQ(row["tokenizer_tokens"], by_id[row["id"]]) << row.dump();
+
+  const Json& row = counted["rows"][0];
+  const std::size_t estimate = row["estimated_tokens"], exact = row["tokenizer_tokens"];
+  ASSERT_NE(estimate, exact);
+  const std::string limit = std::to_string(std::min(estimate, exact));
+  const auto dropped = [&](const Json& manifest) {
+    for (const Json& drop : manifest["drops"])
+      if (drop["id"] == row["id"] && drop["reason"] == "over_token_limit") return true;
+    return false;
+  };
+  EXPECT_EQ(dropped(manifest_of(limit, false)), estimate > exact);
+  const Json exact_manifest = manifest_of(limit, true);
+  EXPECT_EQ(dropped(exact_manifest), exact > estimate);
+  for (const Json& drop : exact_manifest["drops"]) {  // both counts, whichever row it is
+    EXPECT_TRUE(drop["detail"].contains("estimated_tokens")) << drop.dump();
+    EXPECT_TRUE(drop["detail"].contains("tokenizer_tokens")) << drop.dump();
+  }
+
+  // A tokenizer.json it cannot count exactly is an error naming the part, and nothing is
+  // written; a missing file is a usage error.
+  Json wordpiece = read_json_file(tokenizer_path).value();
+  wordpiece["model"]["type"] = "WordPiece";
+  ASSERT_TRUE(write_file_atomic(tmp_ + "/wordpiece.json", wordpiece.dump()).ok());
+  ProcessResult refused = kernelgen({"export", "--work", work, "--out", tmp_ + "/refused.jsonl",
+                                     "--tokenizer", tmp_ + "/wordpiece.json"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.stderr_text.find("model type 'WordPiece' is not supported"), std::string::npos)
+      << refused.stderr_text;
+  EXPECT_FALSE(path_exists(tmp_ + "/refused.jsonl"));
+  EXPECT_EQ(kernelgen({"export", "--work", work, "--out", tmp_ + "/m.jsonl", "--tokenizer",
+                       tmp_ + "/no-such.json"})
+                .exit_code,
+            2);
 }
 
 }  // namespace
