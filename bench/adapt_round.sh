@@ -76,9 +76,11 @@ fi
 kill "$teacher_pid" 2>/dev/null
 wait "$teacher_pid" 2>/dev/null
 
-# Leakage control against the student's own kernels: the repaired kernels must not compile to
-# the PTX of a kernel the student wrote (they are real variants: 0 drops expected).
-step export "$PTXB" fixit export --work "$W/fixit" --out "$W/fixit.jsonl" --json \
+step export "$PTXB" fixit export --work "$W/fixit" --out "$W/fixit.jsonl" --json || rc=1
+# Leakage control, shown on a run that overlaps the training data on purpose: with the student's
+# own run as the held-out test run, every row's failing kernel is a test kernel, so the
+# normalized-PTX dedup must drop every row (a check of the dedup, not records to keep).
+step leakage_demo "$PTXB" fixit export --work "$W/fixit" --out "$W/leakage-demo.jsonl" --json \
   --heldout-run "$W/student" --ptx-dedup || rc=1
 step export_four_part "$PTXB" fixit export --work "$W/fixit" --format four-part \
   --out "$W/fixit.four-part.jsonl" --json || rc=1

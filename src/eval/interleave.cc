@@ -133,6 +133,7 @@ Json InterleaveRecord::to_json() const {
          {"sm_clock_mhz_max", sm_clock_mhz_max},
          {"clock_spread", clock_spread},
          {"blocks", blocks_json}};
+  if (!voided_attempts.empty()) j["voided_attempts"] = voided_attempts;
   j["after_candidate_slowdown"] =
       after_candidate_slowdown ? Json(*after_candidate_slowdown) : Json(nullptr);
   return j;
@@ -145,6 +146,7 @@ Result<InterleaveRecord> InterleaveRecord::from_json(const Json& json) {
   r.required("reference_solo_median_ms", rec.reference_solo_median_ms);
   r.optional("reference_solo_sm_clock_mhz", rec.reference_solo_sm_clock_mhz);
   r.optional("after_candidate_slowdown", rec.after_candidate_slowdown);
+  r.optional("voided_attempts", rec.voided_attempts);
   r.optional("max_abs_drift", rec.max_abs_drift).optional("candidate_freeze", rec.candidate_freeze);
   r.optional("sm_clock_mhz_min", rec.sm_clock_mhz_min);
   r.optional("sm_clock_mhz_max", rec.sm_clock_mhz_max).optional("clock_spread", rec.clock_spread);

@@ -86,6 +86,9 @@ struct InterleaveRecord {
   // different clocks within a pair; marked, not voided.
   bool clock_spread = false;
   std::vector<TimingBlock> blocks;
+  // Why earlier attempts were void (the reference recalibrated before each retry; the blocks
+  // above are the last attempt's).
+  std::vector<std::string> voided_attempts;
 
   Json to_json() const;
   static Result<InterleaveRecord> from_json(const Json& json);

@@ -29,6 +29,7 @@ Json TimingPolicy::to_json() const {
     j["interleave"] = true;
     j["block_samples"] = block_samples;
     j["drift_limit"] = drift_limit;
+    j["drift_retries"] = drift_retries;
   }
   return j;
 }
@@ -52,9 +53,12 @@ Result<TimingPolicy> TimingPolicy::from_json(const Json& json) {
   p.interleave = false;
   r.optional("interleave", p.interleave).optional("block_samples", p.block_samples);
   r.optional("drift_limit", p.drift_limit).optional("paper", p.paper);
+  r.optional("drift_retries", p.drift_retries);
   PTXB_RETURN_IF_ERROR(r.status());
   if (p.block_samples < 1) return make_error("validation", "timing: block_samples must be >= 1");
   if (!(p.drift_limit > 0)) return make_error("validation", "timing: drift_limit must be > 0");
+  if (p.drift_retries < 0 || p.drift_retries > 5)
+    return make_error("validation", "timing: drift_retries must be 0-5");
   return p;
 }
 

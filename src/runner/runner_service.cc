@@ -173,7 +173,13 @@ Result<Json> RunnerService::handle_call(const Json& request) {
 
   // ---- the window: only the candidate's host code between push and pop ----
   cudaError_t stream_status = cudaSuccess;
+  cudaError_t last_error = cudaSuccess;
   if (!reply.cuda_error) {
+    // A launch refused for its configuration (too many threads, too much dynamic shared
+    // memory) enqueues nothing and only sets this thread's last error: cleared here, read after
+    // the call, and reported only when no kernel ran (collect_activity), so a host API error
+    // the candidate ignores never fails a call that did its work.
+    (void)cudaGetLastError();
     InvokeFunction invoke = candidate_.invoke();
     void* const* params = sets_.params(call.set);
     if (cupti_) reply.host_start_ns = cupti_now();
@@ -190,6 +196,8 @@ Result<Json> RunnerService::handle_call(const Json& request) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall_end - wall_start).count());
     if (stream_status != cudaSuccess)
       reply.cuda_error = cuda_error_info(stream_status, "cudaStreamSynchronize");
+    else
+      last_error = cudaGetLastError();
   }
 
   // ---- collection: every record of finished work exists after a device-wide synchronize ----
@@ -201,6 +209,8 @@ Result<Json> RunnerService::handle_call(const Json& request) {
     }
   }
   PTXB_RETURN_IF_ERROR(collect_activity(call, reply));
+  if (last_error != cudaSuccess && !reply.cuda_error && cupti_ && reply.kernel_count == 0)
+    reply.cuda_error = cuda_error_info(last_error, "a launch in the call, which ran no kernel");
   reply.sm_clock_mhz = nvml_.sm_clock_mhz();
   report_leftovers(reply);
   return to_json(reply);

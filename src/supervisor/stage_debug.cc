@@ -116,6 +116,9 @@ std::string take_core_dump(DebugRun& run, bool hang) {
     std::string why = hang && trigger && !trigger->failure().empty()
                           ? trigger->failure()
                           : "the self-contained call " + ran->describe();
+    // The driver's dump writer runs in the candidate's process, under its seccomp filter: name
+    // the call the filter refused, so the policy can be judged (the verdict stays as it was).
+    if (auto sandboxed = sandbox_failure(*ran)) why += "; " + sandboxed->detail;
     run.note("core dump: none was written (" + why + ")");
     return "";
   }

@@ -217,10 +217,12 @@ bool sampling_exhausted(SamplingDecision d) {
   return d == SamplingDecision::kStopCap || d == SamplingDecision::kStopBudget;
 }
 
-// Reference and candidate in blocks, each couple in a secret mirrored order (eval/interleave.h).
-StageOutcome interleaved_timing(EvalContext& ctx) {
+enum class Attempt { kMeasured, kVoid, kDone };
+
+// One attempt: reference and candidate in blocks, each couple in a secret mirrored order
+// (eval/interleave.h). kVoid: the yardstick moved (`rec.voided_attempts` gets the reason).
+Attempt interleave_once(EvalContext& ctx, InterleaveRecord& rec) {
   WorkloadEval& w = ctx.workload;
-  InterleaveRecord rec;
   rec.block_samples = ctx.policy.block_samples;
   rec.drift_limit = ctx.policy.drift_limit;
   rec.reference_solo_median_ms = w.reference_timing->median_ms;
@@ -234,49 +236,52 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
   // sequentially (lazy loading, first-call autotuning, the clock ramp).
   const auto warm_start = EvalClock::now();
   for (int i = 0; i < ctx.policy.warmup_calls; ++i)
-    if (!cand.call(true)) return ctx.fail_candidate(*cand.out.failure);
+    if (!cand.call(true)) return (ctx.fail_candidate(*cand.out.failure), Attempt::kDone);
   cand.seconds = std::chrono::duration<double>(EvalClock::now() - warm_start).count();
   TimedSide previous = TimedSide::kCandidate;  // its warm-up ran last
-  // One couple of blocks; kDone when the evaluation ended in it.
-  auto run_couple = [&](const std::vector<TimedSide>& order) -> StageOutcome {
+  // One couple of blocks; kDone when the evaluation ended in it, kVoid when the yardstick moved.
+  auto run_couple = [&](const std::vector<TimedSide>& order) -> Attempt {
     for (TimedSide which : order) {
       SideSampler& s = which == TimedSide::kReference ? ref : cand;
       auto block = run_block(ctx, s, which);
-      if (!block.ok())
-        return ctx.conclude(PtxbStatus::kInfraError, "cgroup", block.error().message);
+      if (!block.ok()) {
+        ctx.conclude(PtxbStatus::kInfraError, "cgroup", block.error().message);
+        return Attempt::kDone;
+      }
       if (s.out.failure) {
-        if (s.is_candidate) return ctx.fail_candidate(*s.out.failure);
+        if (s.is_candidate) return (ctx.fail_candidate(*s.out.failure), Attempt::kDone);
         Finding f = *s.out.failure;
         f.status = PtxbStatus::kInfraError;
         f.detail = "reference: " + f.detail + "\n" + cap_log(ctx.reference.session->log(), 4096);
-        return ctx.conclude_finding(f);
+        return (ctx.conclude_finding(f), Attempt::kDone);
       }
       block->after_candidate = previous == TimedSide::kCandidate;
       previous = which;
       add_block(rec, std::move(block).value());
       if (auto drift = drift_violation(rec)) {
-        w.timing_interleave = rec;
-        return ctx.conclude(PtxbStatus::kInfraError, std::string(reason::kReferenceDrift), *drift);
+        rec.voided_attempts.push_back(*drift);
+        return Attempt::kVoid;
       }
     }
-    return StageOutcome::kContinue;
+    return Attempt::kMeasured;
   };
   while (true) {
     const SamplingDecision rd = ref.decision(), cd = cand.decision();
     if (sampling_exhausted(rd) || sampling_exhausted(cd)) break;
     if (rd != SamplingDecision::kContinue && cd != SamplingDecision::kContinue) break;
-    if (run_couple(next_couple_order(ctx.secret_rng)) == StageOutcome::kDone)
-      return StageOutcome::kDone;
+    if (Attempt a = run_couple(next_couple_order(ctx.secret_rng)); a != Attempt::kMeasured)
+      return a;
   }
   // Rule 4b needs a reference block that follows the reference's own; only couples of the order
   // R C C R (probability 1/2 each) leave none, and then one C R R C couple is added.
-  if (!rec.after_candidate_slowdown &&
-      run_couple({TimedSide::kCandidate, TimedSide::kReference, TimedSide::kReference,
-                  TimedSide::kCandidate}) == StageOutcome::kDone)
-    return StageOutcome::kDone;
+  if (!rec.after_candidate_slowdown)
+    if (Attempt a = run_couple({TimedSide::kCandidate, TimedSide::kReference, TimedSide::kReference,
+                                TimedSide::kCandidate});
+        a != Attempt::kMeasured)
+      return a;
   if (auto slowed = after_candidate_violation(rec)) {
-    w.timing_interleave = rec;
-    return ctx.conclude(PtxbStatus::kInfraError, std::string(reason::kReferenceDrift), *slowed);
+    rec.voided_attempts.push_back(*slowed);
+    return Attempt::kVoid;
   }
   ref.finish();
   cand.finish();
@@ -289,8 +294,52 @@ StageOutcome interleaved_timing(EvalContext& ctx) {
   // whole crossed a wide range of clocks (interleave.h kClockSpreadMhz).
   if (rec.clock_spread) w.flags.push_back("clock_spread");
   if (reference_faster_than_solo(rec)) w.flags.push_back("reference_faster_than_solo");
-  w.timing_interleave = std::move(rec);
-  return StageOutcome::kContinue;
+  return Attempt::kMeasured;
+}
+
+// The reference alone again, in the GPU's present state: the baseline of the next attempt.
+Attempt recalibrate_reference(EvalContext& ctx) {
+  SideTiming solo = time_side(ctx, ctx.reference, false, seconds_to_ms(60.0));
+  if (solo.failure) {
+    Finding f = *solo.failure;
+    f.status = PtxbStatus::kInfraError;
+    f.detail = "reference recalibration: " + f.detail;
+    return (ctx.conclude_finding(f), Attempt::kDone);
+  }
+  ctx.workload.reference_timing = solo.stats;
+  if (auto facts = ctx.device.facts(); facts.ok())
+    ctx.reference_solo_sm_clock_mhz = facts->sm_clock_mhz;
+  return Attempt::kMeasured;
+}
+
+// Interleaved timing with up to `drift_retries` more attempts when the yardstick moved: under
+// the H200's power cap a legitimate reference can drift past the limit from a calibration made
+// in another thermal state (2 of 4 backward evaluations of a replay run, 2026-12-02), so the
+// reference is calibrated again and the blocks start over; every voided attempt stays in the
+// record, and a void on the last attempt ends the evaluation (INFRA_ERROR).
+StageOutcome interleaved_timing(EvalContext& ctx) {
+  WorkloadEval& w = ctx.workload;
+  std::vector<std::string> voided;
+  for (int attempt = 0;; ++attempt) {
+    InterleaveRecord rec;
+    rec.voided_attempts = voided;
+    const Attempt a = interleave_once(ctx, rec);
+    if (a == Attempt::kDone) return StageOutcome::kDone;
+    voided = rec.voided_attempts;
+    if (a == Attempt::kMeasured) {
+      if (!voided.empty()) w.flags.push_back("reference_recalibrated");
+      w.timing_interleave = std::move(rec);
+      return StageOutcome::kContinue;
+    }
+    if (attempt >= ctx.policy.drift_retries) {
+      w.timing_interleave = rec;
+      return ctx.conclude(
+          PtxbStatus::kInfraError, std::string(reason::kReferenceDrift),
+          fmt::format("{} ({} attempt{}, the reference recalibrated before each retry)",
+                      voided.back(), attempt + 1, attempt ? "s" : ""));
+    }
+    if (recalibrate_reference(ctx) == Attempt::kDone) return StageOutcome::kDone;
+  }
 }
 
 }  // namespace

@@ -1071,10 +1071,24 @@ TEST_F(EvaluatorTest, AReferenceThatDriftsDuringInterleavingVoidsTheEvaluation) 
     return s;
   };
   job_.request.options.timing.min_samples = 12;  // the solo calibration takes exactly 2 + 12
+  job_.request.options.timing.drift_retries = 0;
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kInfraError) << r.message;
   EXPECT_EQ(r.reason, "reference_drift");
   EXPECT_NE(r.message.find("+5.3 %"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("(1 attempt,"), std::string::npos) << r.message;
+  // With a retry (the default), the reference is calibrated again in its new state and the
+  // second attempt measures: the void stays in the record, the result is flagged.
+  job_.request.options.timing.drift_retries = 1;
+  r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const WorkloadEval& w = r.workloads[0];
+  ASSERT_TRUE(w.timing_interleave.has_value());
+  ASSERT_EQ(w.timing_interleave->voided_attempts.size(), 1u);
+  EXPECT_NE(w.timing_interleave->voided_attempts[0].find("+5.3 %"), std::string::npos);
+  EXPECT_NEAR(w.timing_interleave->reference_solo_median_ms, 0.79, 1e-9);
+  EXPECT_NE(std::find(w.flags.begin(), w.flags.end(), "reference_recalibrated"), w.flags.end());
+  EXPECT_NEAR(*w.speedup, 0.79, 1e-9);
 }
 
 TEST_F(EvaluatorTest, EnergyPhaseGivesJoulesPerCallForBothSides) {
