@@ -1,4 +1,4 @@
-// expect: kernel.cu:18 RUNTIME_ERROR (cuda-gdb: the trap's exception; memcheck sees no access error)
+// expect: kernel.cu:18 MEMORY_ERROR (a trap ends the grid with cudaErrorLaunchFailure, which the evaluator classes as a memory fault: on Hopper an out-of-bounds access raises it too; memcheck reports the PC after the trap, the store at line 20)
 // Debug-stage failure kernel for gemm_n7168_k5120: a "can't happen" guard that fires (the
 // tile count is computed with the wrong dimension) and executes the PTX `trap` instruction,
 // which aborts the grid with cudaErrorLaunchFailure. The report must point at the trap.

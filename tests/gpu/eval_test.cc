@@ -26,17 +26,14 @@ struct Outcome {
   std::string stderr_text;
 };
 
-Outcome eval_variant(int variant, const std::vector<std::string>& extra = {}) {
+// `ptxbench eval` of `text` as kernel.cu for the GEMM task.
+Outcome eval_source(const std::string& text, const std::vector<std::string>& extra) {
   Outcome out;
   auto dir = make_temp_directory("ptxb-eval-gpu");
   EXPECT_TRUE(dir.ok());
   if (!dir.ok()) return out;
-  auto source = read_file(tree::testdata_dir() + "/eval/gemm_variants.cu", 1u << 20);
-  EXPECT_TRUE(source.ok());
   const std::string path = *dir + "/kernel.cu";
-  EXPECT_TRUE(
-      write_file_atomic(path, fmt::format("#define PTXB_TEST_VARIANT {}\n", variant) + *source)
-          .ok());
+  EXPECT_TRUE(write_file_atomic(path, text).ok());
   ProcessSpec spec;
   spec.argv = {tree::cli(), "eval", path, "--task", "gemm_n7168_k5120", "--json"};
   spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
@@ -56,6 +53,21 @@ Outcome eval_variant(int variant, const std::vector<std::string>& extra = {}) {
   }
   remove_tree(*dir);
   return out;
+}
+
+Outcome eval_variant(int variant, const std::vector<std::string>& extra = {}) {
+  auto source = read_file(tree::testdata_dir() + "/eval/gemm_variants.cu", 1u << 20);
+  EXPECT_TRUE(source.ok());
+  if (!source.ok()) return Outcome{};
+  return eval_source(fmt::format("#define PTXB_TEST_VARIANT {}\n", variant) + *source, extra);
+}
+
+// One of the debug stage's failure kernels (testdata/debug/NAME.cu).
+Outcome eval_debug_kernel(const std::string& name, const std::vector<std::string>& extra) {
+  auto source = read_file(tree::testdata_dir() + "/debug/" + name + ".cu", 1u << 20);
+  EXPECT_TRUE(source.ok());
+  if (!source.ok()) return Outcome{};
+  return eval_source(*source, extra);
 }
 
 std::string summary(const Outcome& o) {
@@ -123,6 +135,16 @@ TEST_F(EvalGpuTest, InfiniteLoopTimesOutAndTheNextEvaluationWorks) {
   EXPECT_EQ(hung.result.value("status", ""), "TIMEOUT") << summary(hung);
   Outcome next = eval_variant(0, {"--no-ncu"});
   EXPECT_EQ(next.result.value("status", ""), "PASSED") << summary(next);
+}
+
+// A launch refused for its configuration enqueues nothing: the runner reports the launch's error
+// (cudaGetLastError when no kernel ran), not an unwritten output (a REWARD_HACK, before).
+TEST_F(EvalGpuTest, ARefusedLaunchIsARuntimeErrorNamingIt) {
+  Outcome o = eval_debug_kernel("launch_config_too_many_threads", {"--no-ncu"});
+  EXPECT_EQ(o.result.value("status", ""), "RUNTIME_ERROR") << summary(o);
+  EXPECT_EQ(o.result.value("reason", ""), "cuda_error") << summary(o);
+  EXPECT_NE(o.result.value("message", "").find("cudaErrorInvalidConfiguration"), std::string::npos)
+      << summary(o);
 }
 
 TEST_F(EvalGpuTest, HostSegfaultIsRuntimeError) {
