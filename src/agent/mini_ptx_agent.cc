@@ -246,6 +246,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
       request.source_name = "kernel.cu";
       request.source = extracted.source;
       request.options = config_.eval;
+      // The profiler hints need their metrics from the evaluation's one profiled call.
+      if (aids.feedback_options().profiler_hints) request.options.profiler_hints = true;
       // Fresh inputs every turn (a model must not tune to one input set across turns), yet
       // reproducible: the seed follows from the base seed, the stable trajectory id and the
       // turn, so a resumed turn sees the same inputs as its cut-off attempt.

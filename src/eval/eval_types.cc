@@ -75,7 +75,8 @@ Json EvalOptions::to_json() const {
          {"runner_start_timeout_seconds", runner_start_timeout_seconds},
          {"sanitizer_timeout_seconds", sanitizer_timeout_seconds},
          {"ncu_timeout_seconds", ncu_timeout_seconds}};
-  if (energy) j["energy"] = true;  // absent before the option existed, and when off
+  if (energy) j["energy"] = true;                  // absent before the option existed, and when off
+  if (profiler_hints) j["profiler_hints"] = true;  // likewise
   // Likewise: requests without the debug stage keep their idempotency keys.
   if (debug) {
     j["debug"] = true;
@@ -97,7 +98,7 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   r.optional("runner_start_timeout_seconds", o.runner_start_timeout_seconds);
   r.optional("sanitizer_timeout_seconds", o.sanitizer_timeout_seconds);
   r.optional("ncu_timeout_seconds", o.ncu_timeout_seconds);
-  r.optional("energy", o.energy);
+  r.optional("energy", o.energy).optional("profiler_hints", o.profiler_hints);
   r.optional("debug", o.debug).optional("debug_budget_seconds", o.debug_budget_seconds);
   PTXB_RETURN_IF_ERROR(r.status());
   const std::string what = "eval options";
@@ -448,6 +449,12 @@ Json TargetInstructionCheck::to_json() const {
   if (!phases_ms.empty()) j["phases_ms"] = phases_ms;
   if (work_done) j["work_done"] = work_done->to_json();
   if (!work_done_note.empty()) j["work_done_note"] = work_done_note;
+  if (!hint_metrics.empty()) {
+    Json launches = Json::array();
+    for (const NcuLaunchMetrics& m : hint_metrics)
+      launches.push_back(Json{{"kernel", m.kernel}, {"values", m.values}});
+    j["hint_metrics"] = std::move(launches);
+  }
   return j;
 }
 
@@ -523,6 +530,17 @@ Result<TargetInstructionCheck> TargetInstructionCheck::from_json(const Json& j) 
   r.optional("phases_ms", t.phases_ms).optional("work_done", t.work_done);
   r.optional("work_done_note", t.work_done_note);
   PTXB_RETURN_IF_ERROR(r.status());
+  if (j.contains("hint_metrics")) {
+    if (!j["hint_metrics"].is_array())
+      return make_error("parse", "target_instructions.hint_metrics: not a list");
+    for (const Json& launch : j["hint_metrics"]) {
+      NcuLaunchMetrics m;
+      FieldReader lr(launch);
+      lr.required("kernel", m.kernel).required("values", m.values);
+      PTXB_RETURN_IF_ERROR(lr.status());
+      t.hint_metrics.push_back(std::move(m));
+    }
+  }
   return t;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/debug_report.h"
+#include "analysis/ncu_hints.h"
 #include "analysis/ncu_source.h"
 #include "analysis/sanitizer_report.h"
 #include "compile/compile_types.h"
@@ -50,6 +51,10 @@ struct EvalOptions {
   // `debug_budget_seconds` per failing evaluation. Off by default (operation debug sets it).
   bool debug = false;
   double debug_budget_seconds = 30.0;
+  // Profiler hints (eval/feedback.h): the profiled call also collects the metrics of
+  // analysis/ncu_hints.h (kProfilerHintMetrics), kept in target_instructions.hint_metrics for the
+  // feedback. Off by default and in the paper protocol: they add replay passes to ncu's run.
+  bool profiler_hints = false;
   // --unsafe-no-sandbox: untrusted processes run without ptxbench-sandbox; the trace
   // (evaluation.ptxbench.sandboxed) and the feedback say so. Without it, a sandbox that cannot
   // be set up is INFRA_ERROR, never an unsandboxed run.
@@ -284,6 +289,8 @@ struct TargetInstructionCheck {
   // why in work_done_note.
   std::optional<WorkDoneRecord> work_done;
   std::string work_done_note;
+  // The profiled call's launches with the profiler hints' metrics (EvalOptions::profiler_hints).
+  std::vector<NcuLaunchMetrics> hint_metrics;
 
   Json to_json() const;
   static Result<TargetInstructionCheck> from_json(const Json& json);

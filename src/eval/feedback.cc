@@ -94,7 +94,9 @@ void append_profiler_hints(std::string& out, const EvalResult& r, const Feedback
   if (r.compile)
     for (const auto& k : r.compile->ptxas.kernels)
       spills.push_back({k.name, k.spill_store_bytes, k.spill_load_bytes});
-  std::vector<std::string> sentences = profiler_hint_sentences(options.profile, spills);
+  const std::vector<NcuLaunchMetrics>& measured =
+      options.profile.empty() ? r.target_instructions.hint_metrics : options.profile;
+  std::vector<std::string> sentences = profiler_hint_sentences(measured, spills);
   out += "## Profiler hints\n";
   if (sentences.empty()) {
     out += "none: this evaluation recorded no profiler metrics and ptxas reported no spills.\n";

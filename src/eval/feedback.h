@@ -15,9 +15,12 @@ namespace ptxb {
 struct FeedbackOptions {
   std::size_t log_cap_bytes = 6000;
   // "Profiler hints in words" (opt-in, for the ablation; off in the paper protocol): for a
-  // PASSED evaluation, a "## Profiler hints" section of 3–5 sentences from `profile` (the
-  // profiler pass's raw page with kProfilerHintMetrics, analysis/ncu_hints.h) and ptxas's spills.
+  // PASSED evaluation, a "## Profiler hints" section of 3–5 sentences from the profiled call's
+  // kProfilerHintMetrics (analysis/ncu_hints.h; the evaluation collects them when its
+  // EvalOptions::profiler_hints is set) and ptxas's spills.
   bool profiler_hints = false;
+  // Metrics from elsewhere (tests, a replayed profile); empty: the result's
+  // target_instructions.hint_metrics.
   std::vector<NcuLaunchMetrics> profile;
 };
 

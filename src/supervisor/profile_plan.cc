@@ -1,5 +1,6 @@
 #include "supervisor/profile_plan.h"
 
+#include "analysis/ncu_hints.h"
 #include "analysis/ncu_launches.h"
 #include "analysis/ncu_work.h"
 #include "core/strings.h"
@@ -88,18 +89,29 @@ std::string kernel_name_regex(const std::vector<std::string>& mangled_names) {
   return regex + ")$";
 }
 
+namespace {
+
+// ncu's --metrics list: always the kernel time and the work counters; the source page's
+// counters and the profiler hints' metrics when the plan asks for them.
+std::string metrics_option(const ProfilePlan& plan) {
+  std::string metrics = plan.source_counters ? "inst_executed,thread_inst_executed_true," : "";
+  metrics += std::string(kNcuGpuTimeMetric) + "," + work_metrics_option();
+  if (plan.hint_metrics)
+    for (std::string_view metric : kProfilerHintMetrics) metrics += "," + std::string(metric);
+  return metrics;
+}
+
+}  // namespace
+
 std::vector<std::string> ncu_call_options(const ProfilePlan& plan,
                                           const std::vector<std::string>& cubin_functions) {
   std::vector<std::string> options = {"--clock-control", "none", "--kernel-name-base", "mangled"};
   // Without cubin functions (the library in the candidate slot, A/A mode) every launch counts.
   if (!cubin_functions.empty())
     options.insert(options.end(), {"--kernel-name", "regex:" + kernel_name_regex(cubin_functions)});
-  options.insert(
-      options.end(),
-      {"--launch-skip", std::to_string(plan.launch_skip), "--launch-count",
-       std::to_string(plan.kernels_per_call), "--metrics",
-       std::string(plan.source_counters ? "inst_executed,thread_inst_executed_true," : "") +
-           std::string(kNcuGpuTimeMetric) + "," + work_metrics_option()});
+  options.insert(options.end(),
+                 {"--launch-skip", std::to_string(plan.launch_skip), "--launch-count",
+                  std::to_string(plan.kernels_per_call), "--metrics", metrics_option(plan)});
   return options;
 }
 

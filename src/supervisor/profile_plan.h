@@ -50,6 +50,8 @@ struct ProfilePlan {
   // the static check found a target family (they patch every SASS instruction and cost replay
   // passes); the launch list, the kernel time and the work counters are always collected.
   bool source_counters = true;
+  // The profiler hints' metrics (analysis/ncu_hints.h), when the evaluation asked for them.
+  bool hint_metrics = false;
 
   int total_calls() const { return warmup_calls + calls_after_warmup; }
   // 0-based index of the profiled call in the whole sequence.

@@ -207,6 +207,9 @@ TEST_F(PromptOptionsRun, NotesPlusKernelAppendsTheFixedKernelAndHintsFollowTheir
       read_json_file(tmp_ + "/kernel/turns/" + kPromptTrajectory + "/turn2.json").value();
   EXPECT_NE(turn2["feedback"].get<std::string>().find("## Profiler hints\n"), std::string::npos)
       << turn2["feedback"];
+  // ... whose metrics the evaluation was asked to collect in its profiled call.
+  EXPECT_EQ(turn2["eval_request"]["options"].value("profiler_hints", false), true)
+      << turn2["eval_request"].dump();
 }
 
 TEST_F(PromptOptionsRun, GuidanceFilesAreCheckedBeforeAnythingRuns) {

@@ -248,8 +248,9 @@ std::string profile_log(const std::string& source_page, double gpu_time_ns,
 // The same with the work-done counters on the raw page (analysis/ncu_work.h): the tensor pipe
 // did `multiply_adds` BF16 multiply-adds (the counter reads two operations each), every other
 // counter zero.
-std::string profile_log_with_work(const std::string& source_page, double gpu_time_ns,
-                                  double multiply_adds) {
+std::string profile_log_with_work(
+    const std::string& source_page, double gpu_time_ns, double multiply_adds,
+    const std::vector<std::pair<std::string, std::string>>& extra_columns = {}) {
   std::string header =
       "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\",\"gpu__time_duration.sum\"";
   std::string units = "\"\",\"\",\"\",\"\",\"nsecond\"";
@@ -261,6 +262,11 @@ std::string profile_log_with_work(const std::string& source_page, double gpu_tim
     row += metric == "sm__ops_path_tensor_src_bf16_dst_fp32.sum"
                ? fmt::format(",\"{:.0f}\"", 2 * multiply_adds)
                : std::string(",\"0\"");
+  }
+  for (const auto& [metric, value] : extra_columns) {
+    header += ",\"" + metric + "\"";
+    units += ",\"\"";
+    row += ",\"" + value + "\"";
   }
   return "runner log line\n\n@@ptxb-ncu-profile-exit 0\n@@ptxb-ncu-source\n" + source_page +
          "@@ptxb-ncu-launches\n" + header + "\n" + units + "\n" + row + "\n@@ptxb-ncu-end\n";
@@ -1388,6 +1394,47 @@ TEST_F(EvaluatorTest, WorkDoneJudgesTheProfiledCallsArithmetic) {
   EXPECT_NE(unmeasured.target_instructions.work_done_note.find("sm__ops_path_tensor"),
             std::string::npos)
       << unmeasured.target_instructions.work_done_note;
+}
+
+// Profiler hints (EvalOptions::profiler_hints): the one profiled call also collects the hints'
+// metrics, the result keeps them, and the feedback turns them into sentences. Without the
+// option ncu is not asked for them.
+TEST_F(EvaluatorTest, ProfilerHintsComeFromTheProfiledCall) {
+  const double gemm_multiply_adds = 8192.0 * 7168 * 5120;
+  profile_log_ = profile_log_with_work(
+      testdata("eval/ncu/wgmma_live.csv"), 1'000'000, gemm_multiply_adds,
+      {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", "91.5"},
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "38.2"},
+       {"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "0.6"},
+       {"smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio", "1.8"}});
+  job_.request.options.profiler_hints = true;
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  const std::string wrapper = join(launcher_.wrapped[0], " ");
+  EXPECT_NE(wrapper.find("sm__throughput.avg.pct_of_peak_sustained_elapsed"), std::string::npos);
+  EXPECT_NE(wrapper.find("regex:smsp__average_warps_issue_stalled_"), std::string::npos);
+  ASSERT_EQ(r.target_instructions.hint_metrics.size(), 1u);
+  EXPECT_NEAR(r.target_instructions.hint_metrics[0].values.at(
+                  "sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+              91.5, 1e-9);
+  FeedbackOptions options;
+  options.profiler_hints = true;
+  const std::string feedback = render_feedback(r, options);
+  EXPECT_NE(feedback.find("## Profiler hints\n- "), std::string::npos) << feedback;
+  EXPECT_EQ(feedback.find("none: this evaluation recorded no profiler metrics"), std::string::npos)
+      << feedback;
+  auto back = EvalResult::from_json(r.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->to_json(), r.to_json());
+
+  job_.request.options.profiler_hints = false;
+  launcher_.wrapped.clear();
+  EvalResult plain = run();
+  ASSERT_EQ(plain.status, PtxbStatus::kPassed) << plain.message;
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  EXPECT_EQ(join(launcher_.wrapped[0], " ").find("sm__throughput"), std::string::npos);
+  EXPECT_TRUE(plain.target_instructions.hint_metrics.empty());
 }
 
 TEST_F(EvaluatorTest, ResultRoundTripsAndMapsToSchemaStatuses) {
