@@ -1,14 +1,16 @@
-// PTXBench expert reference, task mha_with_lse_d128[_causal], rung 1:
+// PTXBench expert reference, tasks mha_with_lse_d{64,96,128}[_causal], rung 1:
 // TMA + wgmma (SS for Q·K^T, RS for P·V) + 2-stage mbarrier ring, online softmax in registers.
+// One source: PTXB_HEAD_DIM (default 128) picks the head dim, PTXB_CAUSAL (default 0) the causal
+// mask; solutions/replay.json puts the defines in front per task.
 //
-//   Q, K, V, O  [B, H, S, D] bf16 row-major (D innermost), B = 4, H = 48, D = 128 (task
-//               constants; B and H are taken from the arguments), S variable (benchmark 4096),
-//               S % 128 == 0 required (checked in run).
+//   Q, K, V, O  [B, H, S, D] bf16 row-major (D innermost), B = 4, H = 48, D = PTXB_HEAD_DIM =
+//               64, 96 or 128 (task constants; B and H are taken from the arguments), S variable
+//               (benchmark 4096), S % 128 == 0 required (checked in run).
 //   LSE         [B, H, S] fp32, natural-log logsumexp of the scaled score row.
 //   O = softmax(Q·K^T / sqrt(D) [+ causal mask]) · V. Causal (PTXB_CAUSAL 1, the _causal task)
 //   is top-left aligned: query i attends keys j <= i.
 //
-// Design
+// Design (written for D = 128; the head-dim-dependent parts are listed per D below)
 //   Grid            (S/128 query tiles, B*H) = 32 x 192 = 6144 CTAs for S = 4096, one CTA per
 //                   SM (smem-bound). blockIdx.x walks the query tiles of one head fastest, so
 //                   the ~132 concurrently running CTAs cover ~4 heads and share their K/V in L2.
@@ -40,15 +42,33 @@
 //   Epilogue        O = acc / l -> bf16x2 4-byte global stores from the accumulator fragment;
 //                   LSE = (m2 + log2 l) * ln 2 written by lane%4 == 0 for its two rows.
 //
-// Build: ptxbench tasks solution mha_with_lse_d128[_causal] --turn 1 >k.cu &&
-//        ptxbench compile k.cu --task mha_with_lse_d128[_causal]
+// Per head dim  slabs  Q·K^T wgmmas  P·V wgmmas   tile (Q, K, V)  dynamic smem  ptxas registers
+//   D = 128     2      8 x n128k16   16 x n64k16  32 KiB          164,920 B     200 (causal 198)
+//   D = 96      2 (*)  6 x n128k16   16 x n64k16  32 KiB (*)      164,920 B     200 (causal 198)
+//   D = 64      1      4 x n128k16    8 x n64k16  16 KiB           83,000 B     154 (causal 154)
+//   (*) D = 96: each row is padded to 128 columns in shared memory. The second slab's TMA box
+//   {64, 128} starts at column 64 of a tensor map 96 columns wide; TMA writes the out-of-bounds
+//   columns 96..127 as zeros and still counts the full box bytes for complete_tx. Q·K^T runs
+//   only the 6 k16 steps of real columns; P·V's accumulator columns 96..127 are never stored,
+//   so the pad cannot reach O. Same layouts and descriptors as D = 128 (proven on the GPU), at
+//   the cost of a third more P·V MMA work; rung 2's top comment gives the reasoning in full.
+//   D = 64 still runs one CTA per SM (2 x 256 threads x 154 registers > 64K registers).
+//   All variants: 0 spill bytes, no stack (ptxas, CUDA 13.0, 2026-12-02). D = 128 with
+//   PTXB_HEAD_DIM unset compiles to the same SASS as before the head dim was a define (same
+//   instructions and order; ptxas swaps the registers of the two O accumulators).
+// d64/d96: compiled and statically checked on the development machine, not yet run on a GPU:
+//   no correctness or speed result exists for them.
+//
+// Build: ptxbench tasks solution mha_with_lse_d{64,96,128}[_causal] --turn 1 >k.cu &&
+//        ptxbench compile k.cu --task mha_with_lse_d{64,96,128}[_causal]
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
-// Measured speed (H200, 2026-11-29, `ptxbench eval --seed 5`, CUPTI medians, L2 flushed):
+// Measured speed, D = 128 (H200, 2026-11-29, `ptxbench eval --seed 5`, CUPTI medians, L2 flushed):
 //   2.925 ms vs cuDNN 2.487 ms = 0.850x (S=4096, 564 TFLOP/s); S=1024: 0.812x; S=8192: 0.881x.
 //   PASSED with target instructions dynamic_present at every S. Rung 2 (warp specialization,
 //   ping-pong, softmax/GEMM overlap) is faster; numbers in bench/results/reference_solutions.md.
-// Causal task (PTXB_CAUSAL 1), same method: 1.602 ms vs cuDNN 1.387 ms = 0.865x (S=4096, causal
-//   half counted: 515 TFLOP/s); S=1024: 0.845x; S=8192: 0.885x; PASSED, dynamic_present.
+// Causal task, D = 128 (PTXB_CAUSAL 1), same method: 1.602 ms vs cuDNN 1.387 ms = 0.865x
+//   (S=4096, causal half counted: 515 TFLOP/s); S=1024: 0.845x; S=8192: 0.885x; PASSED,
+//   dynamic_present.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -61,38 +81,50 @@
 
 namespace {
 
-// One source, two tasks: "#define PTXB_CAUSAL 1" in front of this file (solutions/replay.json
-// lists mha_with_lse_d128_causal that way) gives the causal kernel. The replay model and `ptxbench
-// tasks solution` prepend it, so an answer stays one self-contained file.
+// One source, six tasks: "#define PTXB_CAUSAL 1" in front of this file gives the causal kernel,
+// "#define PTXB_HEAD_DIM 64" (or 96) the head dim of mha_with_lse_d64[_causal] (_d96[_causal]);
+// solutions/replay.json lists those tasks that way. The replay model and `ptxbench tasks
+// solution` prepend the defines, so an answer stays one self-contained file.
 #ifndef PTXB_CAUSAL
 #define PTXB_CAUSAL 0
 #endif
+#ifndef PTXB_HEAD_DIM
+#define PTXB_HEAD_DIM 128
+#endif
 constexpr bool kCausal = PTXB_CAUSAL != 0;
-constexpr const char* kTaskName = kCausal ? "mha_with_lse_d128_causal" : "mha_with_lse_d128";
 
-constexpr int kD = 128;          // head dim (task constant)
-constexpr int kBM = 128;         // query rows per CTA
-constexpr int kBN = 128;         // keys per KV tile
-constexpr int kSlabCols = 64;    // 64 bf16 = 128 B = one 128B-swizzle span (TMA box inner dim)
+constexpr int kD = PTXB_HEAD_DIM;  // head dim (task constant)
+constexpr int kBM = 128;           // query rows per CTA
+constexpr int kBN = 128;           // keys per KV tile
+constexpr int kSlabCols = 64;      // 64 bf16 = 128 B = one 128B-swizzle span (TMA box inner dim)
+// Shared memory holds D in 64-column slabs; D = 96 is padded to two slabs whose columns 96..127
+// are TMA's out-of-bounds zero fill (see the top comment).
+constexpr int kSlabs = (kD + kSlabCols - 1) / kSlabCols;
+constexpr int kQkSteps = kD / 16;  // k16 steps of S = Q·K^T: the padding is never multiplied
 constexpr int kStages = 2;
 constexpr int kConsumerWarpgroups = kBM / 64;
 constexpr int kThreads = 128 * kConsumerWarpgroups;
 
 constexpr uint32_t kSlabBytes = kBM * kSlabCols * 2;            // 16 KiB: 128 rows x 128 B
-constexpr uint32_t kTileBytes = 2 * kSlabBytes;                 // 32 KiB: 128 rows x 128 cols
+constexpr uint32_t kTileBytes = kSlabs * kSlabBytes;            // 16 or 32 KiB: 128 rows
 constexpr uint32_t kWarpgroupQBytes = 64 * kSlabCols * 2;       // 8 KiB: rows 64w.. of a slab
 constexpr uint32_t kQOffset = 0;
-constexpr uint32_t kKOffset = kQOffset + kTileBytes;            // kStages x 32 KiB
-constexpr uint32_t kVOffset = kKOffset + kStages * kTileBytes;  // kStages x 32 KiB
+constexpr uint32_t kKOffset = kQOffset + kTileBytes;            // kStages x tile
+constexpr uint32_t kVOffset = kKOffset + kStages * kTileBytes;  // kStages x tile
 constexpr uint32_t kBarOffset = kVOffset + kStages * kTileBytes;
 constexpr uint32_t kNumBarriers = 1 + 3 * kStages;              // qfull, kfull[], vfull[], empty[]
 constexpr uint32_t kSmemBytes = kBarOffset + kNumBarriers * 8 + 1024;  // + alignment slack
 
 // Softmax in base 2: s2 = s * log2(e) / sqrt(D); exp(x) = exp2(x * log2(e)).
-constexpr float kScaleLog2 = 1.4426950408889634f / 11.313708498984761f;  // log2(e) / sqrt(128)
+constexpr float kSqrtD = kD == 64 ? 8.0f : kD == 96 ? 9.797958971132712f : 11.313708498984761f;
+constexpr float kScaleLog2 = 1.4426950408889634f / kSqrtD;  // log2(e) / sqrt(D)
 constexpr float kLn2 = 0.6931471805599453f;
 
-static_assert(kD == 2 * kSlabCols, "D = 128 = two 128-byte swizzle slabs");
+static_assert(kD == 64 || kD == 96 || kD == 128,
+              "PTXB_HEAD_DIM: 64 (one slab), 96 (two slabs, the second half zero fill) or 128");
+static_assert(kSlabs == 1 || kSlabs == 2, "thread 0 issues one or two slab boxes per tile");
+static_assert(kD % 16 == 0 && kSlabs * kSlabCols >= kD && kSlabs * kSlabCols - kD < kSlabCols,
+              "D covered by whole slabs, k16 steps of Q·K^T inside the real columns");
 static_assert(kBM == kBN, "causal diagonal logic assumes square tiles");
 static_assert(kSlabCols * 2 == 128, "slab rows = exactly the 128 B swizzle span (contract 3.1.2)");
 static_assert(kSlabBytes % 1024 == 0 && kWarpgroupQBytes % 1024 == 0 && kTileBytes % 1024 == 0,
@@ -108,7 +140,9 @@ __device__ __forceinline__ float quad_sum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
-// Thread 0 only: K and V of KV tile `kv_tile` into stage `s` (two 64-column boxes each).
+// Thread 0 only: K and V of KV tile `kv_tile` into stage `s` (one 64-column box per slab). A box
+// that reaches past column D (D = 96) still completes its full box bytes: the out-of-bounds
+// elements are written as zeros and counted (TMA OOB fill).
 __device__ __forceinline__ void load_kv(const CUtensorMap* tmap_k, const CUtensorMap* tmap_v,
                                         uint8_t* smem, uint64_t* kfull, uint64_t* vfull, int s,
                                         int row) {
@@ -116,10 +150,10 @@ __device__ __forceinline__ void load_kv(const CUtensorMap* tmap_k, const CUtenso
   uint8_t* v_dst = smem + kVOffset + s * kTileBytes;
   ptxb::mbar_arrive_expect_tx(&kfull[s], kTileBytes);
   ptxb::tma_load(k_dst, tmap_k, &kfull[s], 0, row);
-  ptxb::tma_load(k_dst + kSlabBytes, tmap_k, &kfull[s], kSlabCols, row);
+  if constexpr (kSlabs == 2) ptxb::tma_load(k_dst + kSlabBytes, tmap_k, &kfull[s], kSlabCols, row);
   ptxb::mbar_arrive_expect_tx(&vfull[s], kTileBytes);
   ptxb::tma_load(v_dst, tmap_v, &vfull[s], 0, row);
-  ptxb::tma_load(v_dst + kSlabBytes, tmap_v, &vfull[s], kSlabCols, row);
+  if constexpr (kSlabs == 2) ptxb::tma_load(v_dst + kSlabBytes, tmap_v, &vfull[s], kSlabCols, row);
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -168,7 +202,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tid == 0) {
     ptxb::mbar_arrive_expect_tx(qfull, kTileBytes);
     ptxb::tma_load(smem + kQOffset, &tmap_q, qfull, 0, q_row0);
-    ptxb::tma_load(smem + kQOffset + kSlabBytes, &tmap_q, qfull, kSlabCols, q_row0);
+    if constexpr (kSlabs == 2) {
+      ptxb::tma_load(smem + kQOffset + kSlabBytes, &tmap_q, qfull, kSlabCols, q_row0);
+    }
     for (int j = 0; j < kStages && j < num_kv_tiles; ++j) {
       load_kv(&tmap_k, &tmap_v, smem, kfull, vfull, j, head_row0 + j * kBN);
     }
@@ -191,12 +227,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint64_t desc_v0 = ptxb::make_wgmma_desc(ptxb::smem_u32(smem + kVOffset), 1024, 1024,
                                                  ptxb::SmemSwizzle::k128B);
 
-  float o_lo[kSlabCols / 2];  // O columns 0..63   (m64n64 accumulator fragment)
-  float o_hi[kSlabCols / 2];  // O columns 64..127
+  // O columns 64*slab..64*slab+63, one m64n64 accumulator fragment per slab (D = 96: columns
+  // 96..127 of slab 1 multiply V's zero fill and are never stored).
+  float o_acc[kSlabs][kSlabCols / 2];
 #pragma unroll
   for (int i = 0; i < kSlabCols / 2; ++i) {
-    o_lo[i] = 0.f;
-    o_hi[i] = 0.f;
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) o_acc[slab][i] = 0.f;
   }
   float sacc[kBN / 2];
   // Row statistics for the thread's two rows (h = 0: row l/4, h = 1: row l/4 + 8 of its warp's
@@ -218,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     {
       const uint64_t desc_k = ptxb::wgmma_desc_advance(desc_k0, s * kTileBytes);
 #pragma unroll
-      for (int kk = 0; kk < kD / 16; ++kk) {
+      for (int kk = 0; kk < kQkSteps; ++kk) {
         const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
         ptxb::wgmma_bf16_ss<kBN>(sacc, ptxb::wgmma_desc_advance(desc_q0, off),
                                  ptxb::wgmma_desc_advance(desc_k, off), kk > 0);
@@ -270,8 +307,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kSlabCols / 2; ++i) {
       const float a = alpha[(i / 2) % 2];
-      o_lo[i] *= a;
-      o_hi[i] *= a;
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab) o_acc[slab][i] *= a;
     }
 
     // P as RS A fragments (contract 3.2): k16 slice kk = keys 16kk..16kk+15 = accumulator
@@ -294,18 +331,20 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int kk = 0; kk < kBN / 16; ++kk) {
         const uint32_t off = kk * 16 * 128;  // 16 keys x 128 B rows
-        ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(o_lo, pfrag[kk],
-                                                ptxb::wgmma_desc_advance(desc_v, off), true);
-        ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(
-            o_hi, pfrag[kk], ptxb::wgmma_desc_advance(desc_v, kSlabBytes + off), true);
+#pragma unroll
+        for (int slab = 0; slab < kSlabs; ++slab) {
+          ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(
+              o_acc[slab], pfrag[kk], ptxb::wgmma_desc_advance(desc_v, slab * kSlabBytes + off),
+              true);
+        }
       }
     }
     ptxb::wgmma_commit_group();
     // All wgmmas of this warpgroup reading stage s (Q·K^T above, P·V here) are complete, and
     // pfrag may be overwritten next iteration (PTX ISA 9.7.15.8; contract 3.3 / 3.4 WAR).
     ptxb::wgmma_wait_group<0>();
-    ptxb::wgmma_fence_operand(o_lo);
-    ptxb::wgmma_fence_operand(o_hi);
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) ptxb::wgmma_fence_operand(o_acc[slab]);
 
     if (wg_tid == 0) ptxb::mbar_arrive(&empty[s]);
     const int next = j + kStages;  // KV tile that reuses stage s
@@ -333,10 +372,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t row = row_g + 8 * h;
     const int col = col_base + 8 * (i / 4);
     __nv_bfloat16* dst = O + row * kD + col;
-    *reinterpret_cast<__nv_bfloat162*>(dst) =
-        __floats2bfloat162_rn(o_lo[i] * inv_l[h], o_lo[i + 1] * inv_l[h]);
-    *reinterpret_cast<__nv_bfloat162*>(dst + kSlabCols) =
-        __floats2bfloat162_rn(o_hi[i] * inv_l[h], o_hi[i + 1] * inv_l[h]);
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) {
+      // Compile-time per (i, slab): col < 8 * (i / 4) + 8, so this drops exactly the padding.
+      if (slab * kSlabCols + 8 * (i / 4) < kD) {
+        __nv_bfloat162* dst_slab = reinterpret_cast<__nv_bfloat162*>(dst + slab * kSlabCols);
+        *dst_slab = __floats2bfloat162_rn(o_acc[slab][i] * inv_l[h], o_acc[slab][i + 1] * inv_l[h]);
+      }
+    }
   }
   if (lane % 4 == 0) {
     LSE[row_g] = lse[0];
@@ -353,15 +396,17 @@ void run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
   if (D != kD || S <= 0 || S % kBM != 0 || B <= 0 || H <= 0 || B * H > 65535 ||
       rows > (int64_t{1} << 31) - 1) {
     std::fprintf(stderr,
-                 "%s rung1: unsupported shape B=%lld H=%lld D=%lld S=%lld (need D=128, "
-                 "S %% 128 == 0, B*H <= 65535)\n",
-                 kTaskName, static_cast<long long>(B), static_cast<long long>(H),
-                 static_cast<long long>(D), static_cast<long long>(S));
+                 "mha_with_lse_d%d%s rung1: unsupported shape B=%lld H=%lld D=%lld S=%lld (need "
+                 "D=%d, S %% 128 == 0, B*H <= 65535)\n",
+                 kD, kCausal ? "_causal" : "", static_cast<long long>(B),
+                 static_cast<long long>(H), static_cast<long long>(D), static_cast<long long>(S),
+                 kD);
     return;
   }
   // 2-D views {D, B*H*S} (innermost first), row pitch D*2 bytes; box {64, 128} with 128B swizzle
-  // = one 128-row x 64-column slab in the canonical 128B-swizzled layout. A tile never
-  // straddles heads because S % 128 == 0.
+  // = one 128-row x 64-column slab in the canonical 128B-swizzled layout (D = 96: the second box
+  // is half zero fill, columns >= D are out of bounds). A tile never straddles heads because
+  // S % 128 == 0.
   CUtensorMap tmap_q, tmap_k, tmap_v;
   if (ptxb::make_tensor_map_2d_bf16(&tmap_q, Q, static_cast<uint64_t>(rows), kD, kD, kBM,
                                     kSlabCols, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||

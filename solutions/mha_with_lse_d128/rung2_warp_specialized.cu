@@ -1,18 +1,22 @@
-// PTXBench expert reference, task mha_with_lse_d128[_causal], rung 2: warp specialization
-// (TMA producer warpgroup + 2 consumer warpgroups, setmaxnreg), ping-pong scheduling of the
-// consumers' GEMMs and intra-warpgroup overlap of softmax with the P·V GEMM (FA3's two ideas).
+// PTXBench expert reference, tasks mha_with_lse_d{64,96,128}[_causal], rung 2: warp
+// specialization (TMA producer warpgroup + 2 consumer warpgroups, setmaxnreg), ping-pong
+// scheduling of the consumers' GEMMs and intra-warpgroup overlap of softmax with the P·V GEMM
+// (FA3's two ideas). One source: PTXB_HEAD_DIM (default 128) picks the head dim, PTXB_CAUSAL
+// (default 0) the causal mask; solutions/replay.json puts the defines in front per task.
 //
-//   Q, K, V, O  [B, H, S, D] bf16 row-major (D innermost), B = 4, H = 48, D = 128 (task
-//               constants; B and H are taken from the arguments), S variable (benchmark 4096),
-//               S % 128 == 0 required (checked in run).
+//   Q, K, V, O  [B, H, S, D] bf16 row-major (D innermost), B = 4, H = 48, D = PTXB_HEAD_DIM =
+//               64, 96 or 128 (task constants; B and H are taken from the arguments), S variable
+//               (benchmark 4096), S % 128 == 0 required (checked in run).
 //   LSE         [B, H, S] fp32, natural-log logsumexp of the scaled score row.
 //   O = softmax(Q·K^T / sqrt(D) [+ causal mask]) · V. Causal (PTXB_CAUSAL 1, the _causal task)
 //   is top-left aligned: query i attends keys j <= i.
 //
-// Design
+// Design (every D; the head-dim-dependent parts are listed per D below)
 //   Grid            (S/128 query tiles, B*H) = 32 x 192 = 6144 CTAs for S = 4096, one CTA per SM
-//                   (smem-bound); query tiles of one head run side by side and share K/V in L2.
+//                   (register-bound by the setmaxnreg split; D = 96/128 are also smem-bound);
+//                   query tiles of one head run side by side and share K/V in L2.
 //                   Causal: tile index reversed (heaviest query tile of a head first).
+//   Tiles           128 query rows x 128 keys per KV tile; D in 64-column (128-byte) slabs.
 //   Threads         384 = 3 warpgroups, __launch_bounds__(384, 1):
 //                     warpgroup 0  producer: one elected lane of warp 0 issues every TMA load
 //                                  (Q once, then K_j and V_j per KV tile into a 3-stage ring).
@@ -21,32 +25,57 @@
 //                   (128*24 + 256*240 = 64,512 <= 65,536).
 //   Consumer round r (r = 0..n, n = KV tiles of this query tile):
 //                   [wait my turn: named barrier 1+c]
-//                   issue S_r = Q_c·K_r^T (8 x wgmma.m64n128k16 SS)        if r < n
-//                   issue O += P_{r-1}·V_{r-1} (16 x wgmma.m64n64k16 RS)   if r > 0
+//                   issue S_r = Q_c·K_r^T (D/16 x wgmma.m64n128k16 SS)             if r < n
+//                   issue O += P_{r-1}·V_{r-1} (8 x slabs x wgmma.m64n64k16 RS)  if r > 0
 //                   [hand the tensor cores to the other consumer: named barrier 2-c]
 //                   wait S_r; causal diagonal mask; online softmax (base 2) -> P_r in fp32,
 //                     while the tensor cores still run P_{r-1}·V_{r-1} (intra-warpgroup overlap)
 //                     and the other consumer's GEMMs (ping-pong)
 //                   wait P·V; release stage of tile r-1; O *= alpha_r; P_r -> bf16 RS fragments
-//   Shared memory   Q 32 KiB + 3 stages x (K 32 KiB + V 32 KiB) = 224 KiB + 10 barriers + 1 KiB
-//                   alignment slack = 230,480 B. Every 128-wide row is two 64-element (128 B)
-//                   slabs, each one TMA box {64, 128} with 128B swizzle.
+//   Shared memory   Q tile + 3 stages x (K tile + V tile) + 10 barriers + 1 KiB alignment slack.
+//                   Every tile is `slabs` 64-column (128 B) slabs, each one TMA box {64, 128}
+//                   with 128B swizzle; V is the MN-major B operand of P·V, one m64n64 wgmma per
+//                   slab.
 //   Pipeline        depth 3. kfull[s], vfull[s]: 1 arrival (the producer's arrive.expect_tx) +
-//                   32 KiB of TMA bytes; empty[s]: 2 arrivals (one per consumer, after its P·V
+//                   the tile's TMA bytes; empty[s]: 2 arrivals (one per consumer, after its P·V
 //                   GEMM of the tile in stage s completed). K and V have separate full barriers
 //                   so S = Q·K^T starts before V has landed.
 //   Epilogue        O = acc / l -> bf16x2 4-byte global stores from the accumulator fragment;
 //                   LSE = (m2 + log2 l) * ln 2 written by lane%4 == 0 for its two rows.
 //
-// Build: ptxbench tasks solution mha_with_lse_d128[_causal] --turn 2 >k.cu &&
-//        ptxbench compile k.cu --task mha_with_lse_d128[_causal]
+// Per head dim      slabs  Q·K^T wgmmas  P·V wgmmas  tile (Q, K, V)  dynamic smem  O accumulator
+//   D = 128         2      8 x n128k16   16 x n64k16  32 KiB          230,480 B     2 x 32 fp32
+//   D = 96          2 (*)  6 x n128k16   16 x n64k16  32 KiB (*)      230,480 B     2 x 32 fp32
+//   D = 64          1      4 x n128k16    8 x n64k16  16 KiB          115,792 B     1 x 32 fp32
+//   (*) D = 96 layout: 96 bf16 = 192 B is not a multiple of the 128-byte swizzle span, so each
+//   row is padded to 128 columns in shared memory: the second slab's TMA box {64, 128} starts at
+//   column 64 of a tensor map that is 96 columns wide, and TMA writes its out-of-bounds columns
+//   96..127 as zeros (OOB fill NONE) while still counting the full box bytes for complete_tx.
+//   Q·K^T runs only the 6 k16 steps of the real columns; P·V multiplies the padded V slab with
+//   the same m64n64 wgmma as D = 128 and its accumulator columns 96..127 are never stored, so
+//   the pad's contents cannot reach O at all. Chosen because every layout, descriptor and box
+//   is then the one the D = 128 kernel has proven on the GPU; the cost is a third more P·V MMA
+//   work (S + P·V = 96 + 128 instead of 96 + 96 columns, +17 % tensor work) and D = 128's
+//   shared memory (still 3 stages). The exact alternative, a 64-column 128B-swizzle slab plus a
+//   32-column 64B-swizzle slab (two tensor maps per operand, P·V as n64 + n32), needs 64B-swizzle
+//   K-major and MN-major descriptors that no kernel here has run yet.
+//
+// Build: ptxbench tasks solution mha_with_lse_d{64,96,128}[_causal] --turn 2 >k.cu &&
+//        ptxbench compile k.cu --task mha_with_lse_d{64,96,128}[_causal]
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
-// Measured speed (H200, 2026-11-29, `ptxbench eval --seed 5`, CUPTI medians, L2 flushed):
+// ptxas (nvcc 13.0, 2026-12-02): 168 registers at launch for every D and mask (consumers raise
+//   theirs with setmaxnreg), 0 spills, no wgmma serialisation warning. SASS per kernel: D = 128
+//   48 HGMMA + 6 UTMALDG, D = 96 44 + 6, D = 64 24 + 3. D = 128 with PTXB_HEAD_DIM unset is the
+//   same SASS as before the head dim was a define (same instructions and order; ptxas swaps the
+//   registers of the two O accumulators).
+// d64/d96: compiled and statically checked on the development machine, not yet run on a GPU:
+//   no correctness or speed result exists for them.
+// Measured speed, D = 128 (H200, 2026-11-29, `ptxbench eval --seed 5`, CUPTI medians, L2 flushed):
 //   2.519 ms vs cuDNN 2.427 ms = 0.963x (S=4096, 655 TFLOP/s); S=1024: 0.959x; S=8192: 0.988x.
 //   PASSED with target instructions dynamic_present at every S; ptxas: 168 registers at launch
 //   (consumers raise theirs with setmaxnreg), 0 spills, no wgmma serialisation warning.
 //   Three-seed runs: bench/results/reference_solutions.md.
-// Causal task (PTXB_CAUSAL 1), same method:
+// Causal task, D = 128 (PTXB_CAUSAL 1), same method:
 //   1.377 ms vs cuDNN 1.334 ms = 0.968x (S=4096, causal half counted: 599 TFLOP/s); S=1024: 0.912x;
 //   S=8192: 1.016x. PASSED with target instructions dynamic_present at every S; ptxas: 168
 //   registers at launch (consumers raise theirs with setmaxnreg), 0 spills, no wgmma serialisation
@@ -63,19 +92,26 @@
 
 namespace {
 
-// One source, two tasks: "#define PTXB_CAUSAL 1" in front of this file (solutions/replay.json
-// lists mha_with_lse_d128_causal that way) gives the causal kernel. The replay model and `ptxbench
-// tasks solution` prepend it, so an answer stays one self-contained file.
+// One source, six tasks: "#define PTXB_CAUSAL 1" in front of this file gives the causal kernel,
+// "#define PTXB_HEAD_DIM 64" (or 96) the head dim of mha_with_lse_d64[_causal] (_d96[_causal]);
+// solutions/replay.json lists those tasks that way. The replay model and `ptxbench tasks
+// solution` prepend the defines, so an answer stays one self-contained file.
 #ifndef PTXB_CAUSAL
 #define PTXB_CAUSAL 0
 #endif
+#ifndef PTXB_HEAD_DIM
+#define PTXB_HEAD_DIM 128
+#endif
 constexpr bool kCausal = PTXB_CAUSAL != 0;
-constexpr const char* kTaskName = kCausal ? "mha_with_lse_d128_causal" : "mha_with_lse_d128";
 
-constexpr int kD = 128;        // head dim (task constant)
-constexpr int kBM = 128;       // query rows per CTA
-constexpr int kBN = 128;       // keys per KV tile
-constexpr int kSlabCols = 64;  // 64 bf16 = 128 B = one 128B-swizzle span (TMA box inner dim)
+constexpr int kD = PTXB_HEAD_DIM;  // head dim (task constant)
+constexpr int kBM = 128;           // query rows per CTA
+constexpr int kBN = 128;           // keys per KV tile
+constexpr int kSlabCols = 64;      // 64 bf16 = 128 B = one 128B-swizzle span (TMA box inner dim)
+// Shared memory holds D in 64-column slabs; D = 96 is padded to two slabs whose columns 96..127
+// are TMA's out-of-bounds zero fill (see the top comment).
+constexpr int kSlabs = (kD + kSlabCols - 1) / kSlabCols;
+constexpr int kQkSteps = kD / 16;  // k16 steps of S = Q·K^T: the padding is never multiplied
 constexpr int kStages = 3;
 constexpr int kConsumers = kBM / 64;
 constexpr int kThreads = 128 * (1 + kConsumers);
@@ -83,7 +119,7 @@ constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
 
 constexpr uint32_t kSlabBytes = kBM * kSlabCols * 2;       // 16 KiB: 128 rows x 128 B
-constexpr uint32_t kTileBytes = 2 * kSlabBytes;            // 32 KiB: 128 rows x 128 cols
+constexpr uint32_t kTileBytes = kSlabs * kSlabBytes;       // 16 or 32 KiB: 128 rows x slabs
 constexpr uint32_t kWarpgroupQBytes = 64 * kSlabCols * 2;  // 8 KiB: rows 64c.. of a slab
 constexpr uint32_t kQOffset = 0;
 constexpr uint32_t kKOffset = kQOffset + kTileBytes;
@@ -93,10 +129,15 @@ constexpr uint32_t kNumBarriers = 1 + 3 * kStages;  // qfull, kfull[], vfull[], 
 constexpr uint32_t kSmemBytes = kBarOffset + kNumBarriers * 8 + 1024;  // + alignment slack
 
 // Softmax in base 2: s2 = s * log2(e) / sqrt(D); exp(x) = exp2(x * log2(e)).
-constexpr float kScaleLog2 = 1.4426950408889634f / 11.313708498984761f;  // log2(e) / sqrt(128)
+constexpr float kSqrtD = kD == 64 ? 8.0f : kD == 96 ? 9.797958971132712f : 11.313708498984761f;
+constexpr float kScaleLog2 = 1.4426950408889634f / kSqrtD;  // log2(e) / sqrt(D)
 constexpr float kLn2 = 0.6931471805599453f;
 
-static_assert(kD == 2 * kSlabCols, "D = 128 = two 128-byte swizzle slabs");
+static_assert(kD == 64 || kD == 96 || kD == 128,
+              "PTXB_HEAD_DIM: 64 (one slab), 96 (two slabs, the second half zero fill) or 128");
+static_assert(kSlabs == 1 || kSlabs == 2, "the producer issues one or two slab boxes per tile");
+static_assert(kD % 16 == 0 && kSlabs * kSlabCols >= kD && kSlabs * kSlabCols - kD < kSlabCols,
+              "D covered by whole slabs, k16 steps of Q·K^T inside the real columns");
 static_assert(kBM == kBN, "causal diagonal logic assumes square tiles");
 static_assert(kSlabBytes % 1024 == 0 && kWarpgroupQBytes % 1024 == 0 && kTileBytes % 1024 == 0,
               "operand tiles must stay 1024-byte aligned (128B swizzle atom, base offset 0)");
@@ -160,7 +201,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (wg_tid / 32 == 0 && ptxb::elect_one_sync()) {
       ptxb::mbar_arrive_expect_tx(qfull, kTileBytes);
       ptxb::tma_load(smem + kQOffset, &tmap_q, qfull, 0, q_row0);
-      ptxb::tma_load(smem + kQOffset + kSlabBytes, &tmap_q, qfull, kSlabCols, q_row0);
+      if constexpr (kSlabs == 2) {
+        ptxb::tma_load(smem + kQOffset + kSlabBytes, &tmap_q, qfull, kSlabCols, q_row0);
+      }
       for (int j = 0; j < num_kv_tiles; ++j) {
         const int s = j % kStages;
         // Phase parity of the ring pass: on the first pass the wait on parity 1 (the phase
@@ -170,12 +213,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int row = head_row0 + j * kBN;
         uint8_t* k_dst = smem + kKOffset + s * kTileBytes;
         uint8_t* v_dst = smem + kVOffset + s * kTileBytes;
+        // A box that reaches past column D (D = 96) still completes its full box bytes: the
+        // out-of-bounds elements are written as zeros and counted (TMA OOB fill).
         ptxb::mbar_arrive_expect_tx(&kfull[s], kTileBytes);
         ptxb::tma_load(k_dst, &tmap_k, &kfull[s], 0, row);
-        ptxb::tma_load(k_dst + kSlabBytes, &tmap_k, &kfull[s], kSlabCols, row);
+        if constexpr (kSlabs == 2) {
+          ptxb::tma_load(k_dst + kSlabBytes, &tmap_k, &kfull[s], kSlabCols, row);
+        }
         ptxb::mbar_arrive_expect_tx(&vfull[s], kTileBytes);
         ptxb::tma_load(v_dst, &tmap_v, &vfull[s], 0, row);
-        ptxb::tma_load(v_dst + kSlabBytes, &tmap_v, &vfull[s], kSlabCols, row);
+        if constexpr (kSlabs == 2) {
+          ptxb::tma_load(v_dst + kSlabBytes, &tmap_v, &vfull[s], kSlabCols, row);
+        }
       }
       // Tail: the issuing thread stays until the consumers released its last fills (every
       // load it issued has landed and been consumed). Slot of tile j is released once per fill.
@@ -203,12 +252,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint64_t desc_v0 =
       ptxb::make_wgmma_desc(ptxb::smem_u32(smem + kVOffset), 1024, 1024, ptxb::SmemSwizzle::k128B);
 
-  float o_lo[kSlabCols / 2];  // O columns 0..63   (m64n64 accumulator fragment)
-  float o_hi[kSlabCols / 2];  // O columns 64..127
+  // O columns 64*slab..64*slab+63, one m64n64 accumulator fragment per slab (D = 96: columns
+  // 96..127 of slab 1 multiply V's zero fill and are never stored).
+  float o_acc[kSlabs][kSlabCols / 2];
 #pragma unroll
   for (int i = 0; i < kSlabCols / 2; ++i) {
-    o_lo[i] = 0.f;
-    o_hi[i] = 0.f;
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) o_acc[slab][i] = 0.f;
   }
   float sacc[kBN / 2];
   uint32_t pfrag[kBN / 16][4];
@@ -234,7 +284,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int s = r % kStages;
     const uint64_t desc_k = ptxb::wgmma_desc_advance(desc_k0, s * kTileBytes);
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
+    for (int kk = 0; kk < kQkSteps; ++kk) {
       const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
       ptxb::wgmma_bf16_ss<kBN>(sacc, ptxb::wgmma_desc_advance(desc_q0, off),
                                ptxb::wgmma_desc_advance(desc_k, off), kk > 0);
@@ -247,10 +297,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk) {
       const uint32_t off = kk * 16 * 128;  // 16 keys x 128 B rows
-      ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(o_lo, pfrag[kk],
-                                              ptxb::wgmma_desc_advance(desc_v, off), true);
-      ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(
-          o_hi, pfrag[kk], ptxb::wgmma_desc_advance(desc_v, kSlabBytes + off), true);
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab) {
+        ptxb::wgmma_bf16_rs<kSlabCols, 1, 1, 1>(
+            o_acc[slab], pfrag[kk], ptxb::wgmma_desc_advance(desc_v, slab * kSlabBytes + off),
+            true);
+      }
     }
     ptxb::wgmma_commit_group();
   };
@@ -293,8 +345,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
   auto pv_done = [&](int j) {  // after wait_group: P_j·V_j complete, stage of tile j free
-    ptxb::wgmma_fence_operand(o_lo);
-    ptxb::wgmma_fence_operand(o_hi);
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) ptxb::wgmma_fence_operand(o_acc[slab]);
     if (wg_tid == 0) ptxb::mbar_arrive(&empty[j % kStages]);
   };
   // O holds the P·V sum scaled to the previous maximum; bring it to the new one, then repack
@@ -303,8 +355,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int i = 0; i < kSlabCols / 2; ++i) {
       const float a = alpha[(i / 2) % 2];
-      o_lo[i] *= a;
-      o_hi[i] *= a;
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab) o_acc[slab][i] *= a;
     }
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk) {
@@ -371,10 +423,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t row = row_g + 8 * h;
     const int col = col_base + 8 * (i / 4);
     __nv_bfloat16* dst = O + row * kD + col;
-    *reinterpret_cast<__nv_bfloat162*>(dst) =
-        __floats2bfloat162_rn(o_lo[i] * inv_l[h], o_lo[i + 1] * inv_l[h]);
-    *reinterpret_cast<__nv_bfloat162*>(dst + kSlabCols) =
-        __floats2bfloat162_rn(o_hi[i] * inv_l[h], o_hi[i + 1] * inv_l[h]);
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) {
+      // Compile-time per (i, slab): col < 8 * (i / 4) + 8, so this drops exactly the padding.
+      if (slab * kSlabCols + 8 * (i / 4) < kD) {
+        __nv_bfloat162* dst_slab = reinterpret_cast<__nv_bfloat162*>(dst + slab * kSlabCols);
+        *dst_slab = __floats2bfloat162_rn(o_acc[slab][i] * inv_l[h], o_acc[slab][i + 1] * inv_l[h]);
+      }
+    }
   }
   if (lane % 4 == 0) {
     LSE[row_g] = lse[0];
@@ -390,14 +446,16 @@ void run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
   if (D != kD || S <= 0 || S % kBM != 0 || B <= 0 || H <= 0 || B * H > 65535 ||
       rows > (int64_t{1} << 31) - 1) {
     std::fprintf(stderr,
-                 "%s rung2: unsupported shape B=%lld H=%lld D=%lld S=%lld (need D=128, "
-                 "S %% 128 == 0, B*H <= 65535)\n",
-                 kTaskName, static_cast<long long>(B), static_cast<long long>(H),
-                 static_cast<long long>(D), static_cast<long long>(S));
+                 "mha_with_lse_d%d%s rung2: unsupported shape B=%lld H=%lld D=%lld S=%lld (need "
+                 "D=%d, S %% 128 == 0, B*H <= 65535)\n",
+                 kD, kCausal ? "_causal" : "", static_cast<long long>(B),
+                 static_cast<long long>(H), static_cast<long long>(D), static_cast<long long>(S),
+                 kD);
     return;
   }
   // 2-D views {D, B*H*S} (innermost first), row pitch D*2 bytes; box {64, 128} with 128B swizzle
-  // = one 128-row x 64-column slab. A tile never straddles heads because S % 128 == 0.
+  // = one 128-row x 64-column slab (D = 96: the second box is half zero fill, columns >= D are
+  // out of bounds). A tile never straddles heads because S % 128 == 0.
   // Tensor maps depend only on the pointers and S: cached across calls (allowed launch setup).
   static const void* cached_ptrs[3] = {nullptr, nullptr, nullptr};
   static int64_t cached_rows = -1;

@@ -410,6 +410,11 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   ASSERT_TRUE(forward.ok());
   EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d128_causal", 2).value(),
             "#define PTXB_CAUSAL 1\n" + forward.value());
+  // The d64 and d96 forward tasks are the same source with PTXB_HEAD_DIM in front (issue 22).
+  EXPECT_EQ(replay.value()->kernel_variant("mha_with_lse_d96_causal", 1)->describe(),
+            "mha_with_lse_d128/rung1_tma_wgmma.cu with PTXB_CAUSAL=1, PTXB_HEAD_DIM=96");
+  EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d64", 2).value(),
+            "#define PTXB_HEAD_DIM 64\n" + forward.value());
   // Every paper-h100 task has a kernel to replay, one self-contained file: the shared backward
   // header is inlined, no local include is left.
   auto registry = TaskRegistry::load({});

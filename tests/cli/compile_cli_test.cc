@@ -101,5 +101,38 @@ TEST_F(CompileCli, MissingKernelFileIsAnError) {
   EXPECT_FALSE(result.stderr_text.empty());
 }
 
+// Issue 22: the forward expert kernels serve head dims 64 and 96 through PTXB_HEAD_DIM. No GPU has
+// run those variants yet, so this static check is what holds them: each replay turn (rung 1, rung
+// 2) of each task, as `tasks solution` renders it, compiles for sm_90a with wgmma and TMA in its
+// SASS, no spill and no ptxas diagnostic (e.g. wgmma serialisation).
+TEST_F(CompileCli, ForwardAttentionHeadDimVariantsCompileWithTargetInstructions) {
+  auto dir = make_temp_directory("ptxb-compile-head-dim");
+  ASSERT_TRUE(dir.ok());
+  for (const std::string task : {"mha_with_lse_d64", "mha_with_lse_d64_causal", "mha_with_lse_d96",
+                                 "mha_with_lse_d96_causal"}) {
+    for (const std::string turn : {"1", "2"}) {
+      const std::string name = task + " turn " + turn;
+      ProcessResult rendered = run_cli({"tasks", "solution", task, "--turn", turn});
+      ASSERT_EQ(rendered.exit_code, 0) << name << ": " << rendered.stderr_text;
+      const std::string kernel = dir.value() + "/" + task + "_" + turn + ".cu";
+      ASSERT_TRUE(write_file_atomic(kernel, rendered.stdout_text).ok());
+      ProcessResult result = run_cli({"compile", kernel, "--task", task, "--json"});
+      ASSERT_EQ(result.exit_code, 0) << name << ": " << result.stderr_text;
+      auto parsed = parse_json(result.stdout_text, name);
+      ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+      const Json& out = parsed.value();
+      EXPECT_EQ(out["status"], "OK") << name << ": " << out.value("message", "");
+      EXPECT_EQ(out["sass"]["target_present"], true) << name;
+      EXPECT_EQ(out["sass"]["qualifying_families_found"].dump(), R"(["GMMA","TMA"])") << name;
+      ASSERT_EQ(out["ptxas"]["kernels"].size(), 1u) << name;
+      const Json& kernel_info = out["ptxas"]["kernels"][0];
+      EXPECT_EQ(kernel_info["spill_store_bytes"], 0) << name;
+      EXPECT_EQ(kernel_info["spill_load_bytes"], 0) << name;
+      EXPECT_EQ(kernel_info["diagnostics"].size(), 0u) << name << ": " << kernel_info.dump();
+    }
+  }
+  remove_tree(dir.value());
+}
+
 }  // namespace
 }  // namespace ptxb
