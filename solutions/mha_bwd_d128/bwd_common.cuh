@@ -1,23 +1,27 @@
-// Shared by rung1_tma_wgmma.cu and rung2_warp_specialized.cu of mha_bwd_d128[_causal]: the
-// RS-wgmma helper, accumulator packing and stores, kernel 1 (Dr = rowsum(dO ∘ O)) and the host
-// side of run() (shape check, Dr scratch, cached tensor maps), written once so a fix reaches both
-// rungs. Not a standalone header: the rungs include it inside their anonymous namespace, after
-// kD, kBT, kSlabCols and kSlabBytes. A submission is one file, so the replay model (and `ptxbench
-// tasks solution`) inline it textually (src/llm/solution_render.h).
+// Shared by rung1_tma_wgmma.cu and rung2_warp_specialized.cu of mha_bwd_d{64,96,128}[_causal]:
+// the RS-wgmma helper, accumulator packing and stores, kernel 1 (Dr = rowsum(dO ∘ O)) and the
+// host side of run() (shape check, Dr scratch, cached tensor maps), written once so a fix
+// reaches both rungs. Not a standalone header: the rungs include it inside their anonymous
+// namespace, after kD (the head dim, PTXB_HEAD_DIM), kSlabs (64-column slabs per tile: 1 for
+// D = 64, 2 for 96 and 128), kBT, kSlabCols and kSlabBytes. A submission is one file, so the
+// replay model (and `ptxbench tasks solution`) inline it textually (src/llm/solution_render.h).
 #pragma once
 
-// acc(64 x 128, as lo/hi 64-column halves) += A(64 x 64, register fragments) · B, where B is a
-// 64-row x 128-column tile read MN-major (K = its rows, N = its columns, contiguous): 128B
-// swizzle atom = 8 K-rows x 64 N-columns; LBO = SBO = 1024 B; k16 step = 16 rows = 2048 B;
-// columns 64..127 = the second slab (+8 KiB). Same pattern as the forward's P·V.
+// acc(64 x 64 kSlabs, as lo/hi 64-column halves) += A(64 x 64, register fragments) · B, where B
+// is a 64-row x 64 kSlabs-column tile read MN-major (K = its rows, N = its columns, contiguous):
+// 128B swizzle atom = 8 K-rows x 64 N-columns; LBO = SBO = 1024 B; k16 step = 16 rows = 2048 B;
+// columns 64..127 = the second slab (+8 KiB). D = 64 has no hi half (hi is left untouched);
+// D = 96 computes hi over all 64 columns, of which 96..127 multiply B's zero fill and are never
+// stored (store_tile). Same pattern as the forward's P·V.
 __device__ __forceinline__ void gemm_rs_k64(float (&lo)[32], float (&hi)[32],
                                             const uint32_t (&a)[4][4], uint64_t desc_b) {
 #pragma unroll
   for (int kk = 0; kk < kBT / 16; ++kk) {
     const uint32_t off = kk * 16 * 128;
     ptxb::wgmma_bf16_rs<64, 1, 1, 1>(lo, a[kk], ptxb::wgmma_desc_advance(desc_b, off), true);
-    ptxb::wgmma_bf16_rs<64, 1, 1, 1>(hi, a[kk], ptxb::wgmma_desc_advance(desc_b, kSlabBytes + off),
-                                     true);
+    if constexpr (kSlabs == 2)
+      ptxb::wgmma_bf16_rs<64, 1, 1, 1>(hi, a[kk],
+                                       ptxb::wgmma_desc_advance(desc_b, kSlabBytes + off), true);
   }
 }
 
@@ -46,7 +50,9 @@ __device__ __forceinline__ void pack_a_lo(const float (&acc)[32], const uint32_t
   }
 }
 
-// Stores a 64 x 128 fp32 accumulator pair (rows 16w + l/4 + 8h) as bf16, times `scale`.
+// Stores a 64 x D fp32 accumulator pair (rows 16w + l/4 + 8h) as bf16, times `scale`: only the
+// D real columns (D = 96: hi columns 32..63, i.e. 96..127, are padding and are skipped; the
+// conditions are compile-time constants per unrolled i, so no branch is emitted).
 __device__ __forceinline__ void store_tile(__nv_bfloat16* dst_rows, const float (&lo)[32],
                                            const float (&hi)[32], float scale, int warp, int lane) {
   const int row0 = 16 * warp + lane / 4;
@@ -56,9 +62,22 @@ __device__ __forceinline__ void store_tile(__nv_bfloat16* dst_rows, const float 
     const int col = 2 * (lane % 4) + 8 * (i / 4);
     __nv_bfloat16* d = dst_rows + static_cast<int64_t>(row) * kD + col;
     *reinterpret_cast<__nv_bfloat162*>(d) = __floats2bfloat162_rn(lo[i] * scale, lo[i + 1] * scale);
-    *reinterpret_cast<__nv_bfloat162*>(d + kSlabCols) =
-        __floats2bfloat162_rn(hi[i] * scale, hi[i + 1] * scale);
+    if (kSlabCols + 8 * (i / 4) < kD)
+      *reinterpret_cast<__nv_bfloat162*>(d + kSlabCols) =
+          __floats2bfloat162_rn(hi[i] * scale, hi[i + 1] * scale);
+    else if constexpr (kSlabs == 2)
+      // D = 96 padding: not stored, but kept live to here as a store would keep it. Without
+      // this, ptxas (nvcc 13.0) serialises every wgmma of rung 1's causal D = 96 dq kernel
+      // (C7511: register resources), the accumulator's dead half confusing its allocation.
+      asm volatile("" ::"f"(hi[i]), "f"(hi[i + 1]));
   }
+}
+
+// wgmma_fence_operand of an accumulator pair; D = 64 has no hi half to fence (fencing it would
+// keep its 32 unused registers alive).
+__device__ __forceinline__ void fence_operand(float (&lo)[32], float (&hi)[32]) {
+  ptxb::wgmma_fence_operand(lo);
+  if constexpr (kSlabs == 2) ptxb::wgmma_fence_operand(hi);
 }
 
 __device__ __forceinline__ void zero(float (&a)[32]) {
@@ -67,13 +86,16 @@ __device__ __forceinline__ void zero(float (&a)[32]) {
 }
 
 // ---- 1. Dr = rowsum(dO ∘ O) ----
+// Reads O and dO from global memory, row stride D: only the D real columns are summed (16
+// threads per row, thread `part` takes columns 8 part..8 part+7; for D = 64, 96 the parts >= D/8
+// add nothing), so the shared-memory padding of D = 96 never reaches Dr.
 __global__ void __launch_bounds__(256)
     preprocess_kernel(const __nv_bfloat16* __restrict__ O, const __nv_bfloat16* __restrict__ dO,
                       float* __restrict__ Dr, int64_t rows) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * 16 + threadIdx.x / 16;
   const int part = threadIdx.x % 16;  // 8 elements = 16 bytes each
   float sum = 0.f;
-  if (row < rows) {
+  if (row < rows && (kD / 8 == 16 || part < kD / 8)) {
     const uint4 o = *reinterpret_cast<const uint4*>(O + row * kD + part * 8);
     const uint4 g = *reinterpret_cast<const uint4*>(dO + row * kD + part * 8);
     const __nv_bfloat162* o2 = reinterpret_cast<const __nv_bfloat162*>(&o);
@@ -92,7 +114,7 @@ __global__ void __launch_bounds__(256)
 
 // ---- host side of both rungs' run() ----
 
-// False (after a message naming the rung) for shapes this kernel does not take: d = 128, S a
+// False (after a message naming the rung) for shapes this kernel does not take: d = kD, S a
 // multiple of the rung's query/key block, B*H within gridDim.y, B*H*S rows within int32.
 bool shape_supported(int64_t B, int64_t H, int64_t d, int64_t S, int64_t block, const char* rung) {
   const int64_t rows = B * H * S;
@@ -100,10 +122,11 @@ bool shape_supported(int64_t B, int64_t H, int64_t d, int64_t S, int64_t block, 
       rows <= (int64_t{1} << 31) - 1)
     return true;
   std::fprintf(stderr,
-               "%s %s: unsupported shape B=%lld H=%lld d=%lld S=%lld (need d=128, "
+               "%s %s: unsupported shape B=%lld H=%lld d=%lld S=%lld (need d=%d, "
                "S %% %lld == 0, B*H <= 65535)\n",
                kTaskName, rung, static_cast<long long>(B), static_cast<long long>(H),
-               static_cast<long long>(d), static_cast<long long>(S), static_cast<long long>(block));
+               static_cast<long long>(d), static_cast<long long>(S), kD,
+               static_cast<long long>(block));
   return false;
 }
 
@@ -130,8 +153,11 @@ struct TensorMaps {
 };
 
 // The four 2-D views {D, B*H*S}, box {64, 64}, 128B swizzle, cached per pointer set (launch
-// setup); on_rebuild (the rung's kernel attributes) runs with each rebuild. nullptr when a map
-// cannot be made (make_tensor_map already printed the reason).
+// setup). D = 96: the view is 96 columns wide, so the second box (columns 64..127) is half out
+// of bounds; TMA writes those elements to shared memory as zeros and still counts their bytes
+// toward the barrier's transaction count (PTX ISA cp.async.bulk.tensor, OOB fill). D = 64: one
+// box per row span. on_rebuild (the rung's kernel attributes) runs with each rebuild. nullptr
+// when a map cannot be made (make_tensor_map already printed the reason).
 template <class OnRebuild>
 const TensorMaps* tensor_maps(const void* Q, const void* K, const void* V, const void* dO,
                               int64_t rows, OnRebuild on_rebuild) {

@@ -1,11 +1,12 @@
-// PTXBench expert reference, task mha_bwd_d128[_causal], rung 1: attention backward as three
-// kernels, TMA + wgmma (SS for the score-like products, RS for the gradient products), 2-stage
-// mbarrier rings, no atomics.
+// PTXBench expert reference, tasks mha_bwd_d{64,96,128}[_causal], rung 1: attention backward as
+// three kernels, TMA + wgmma (SS for the score-like products, RS for the gradient products),
+// 2-stage mbarrier rings, no atomics. One source: PTXB_HEAD_DIM (default 128) picks the head
+// dim, PTXB_CAUSAL (default 0) the causal mask; solutions/replay.json puts the defines in front.
 //
 //   Inputs   Q, K, V, O, dO [B, H, S, D] bf16 row-major (D innermost), L [B, H, S] fp32 (the
-//            forward's natural-log logsumexp of the scaled scores). B = 4, H = 48, D = 128
-//            (task constants; B and H are taken from the arguments), S variable (benchmark
-//            4096), S % 64 == 0 required (checked in run).
+//            forward's natural-log logsumexp of the scaled scores). B = 4, H = 48,
+//            D = PTXB_HEAD_DIM = 64, 96 or 128 (task constants; B and H are taken from the
+//            arguments), S variable (benchmark 4096), S % 64 == 0 required (checked in run).
 //   Outputs  dQ, dK, dV [B, H, S, D] bf16. scale = 1/sqrt(D); P = exp(scale*Q·K^T - L)
 //            [causal: top-left aligned, key j visible to query i iff j <= i];
 //            dV = P^T·dO, dP = dO·V^T, dS = P∘(dP - Dr), Dr = rowsum(dO∘O),
@@ -18,10 +19,10 @@
 //                   16 threads per row, 16-byte loads; memory-bound (~0.4 GB read).
 //   2. dk_dv        grid (S/64 key tiles, B*H), 128 threads = 1 warpgroup, 2 CTAs per SM.
 //                   K_j, V_j (64 keys) loaded once; loop over query tiles i (64 queries):
-//                     S^T  = K_j·Q_i^T      8 x wgmma.m64n64k16 SS (both K-major)
-//                     dP^T = V_j·dO_i^T     8 x wgmma.m64n64k16 SS (both K-major)
+//                     S^T  = K_j·Q_i^T      D/16 x wgmma.m64n64k16 SS (both K-major)
+//                     dP^T = V_j·dO_i^T     D/16 x wgmma.m64n64k16 SS (both K-major)
 //                     P^T  = exp2(S^T*scale*log2e - L_i*log2e)   [causal diagonal: 0 above]
-//                     dV  += P^T·dO_i       RS, B = dO_i MN-major (2 x n64 per k16 step)
+//                     dV  += P^T·dO_i       RS, B = dO_i MN-major (slabs x n64 per k16 step)
 //                     dS^T = P^T∘(dP^T - Dr_i)
 //                     dK  += dS^T·Q_i       RS, B = Q_i MN-major
 //                   causal: query tiles j..end (diagonal first).
@@ -32,18 +33,32 @@
 //                   query tiles heaviest first).
 //   Registers       __launch_bounds__(128, 2): up to 255 per thread. dk_dv holds dK and dV
 //                   (2 x 64 fp32), S^T and dP^T (2 x 32), P^T and dS^T fragments (2 x 16).
-//   Shared memory   per CTA: 2 resident 16 KiB tiles + 2 stages x 2 x 16 KiB = 96 KiB
-//                   (+ barriers, 1 KiB alignment slack); two CTAs fit one SM's 228 KiB.
-//                   Every 64-row x 128-column tile = two 64x64 slabs (8 KiB), TMA box {64, 64},
-//                   128B swizzle.
+//   Shared memory   per CTA: 2 resident tiles + 2 stages x 2 tiles (+ barriers, 1 KiB alignment
+//                   slack); two CTAs fit one SM's 228 KiB. Every 64-row tile = `slabs` 64x64
+//                   slabs (8 KiB), TMA box {64, 64}, 128B swizzle.
 //   Pipeline        depth 2; full barriers with arrive.expect_tx from thread 0 (which also
 //                   issues every TMA load), empty[s]: 1 arrival after the stage's last wgmma.
 //
-// Build: ptxbench tasks solution mha_bwd_d128[_causal] --turn 1 >k.cu &&
-//        ptxbench compile k.cu --task mha_bwd_d128[_causal]
-//        (the rendering inlines bwd_common.cuh, shared with rung 2; PTXB_CAUSAL 1 for _causal)
+// Per head dim  slabs  tile    dyn. smem  S^T, dP^T (dq: S, dP)  dV, dK, dQ (RS)
+//   D = 128     2      16 KiB  99,384 B   8 x m64n64k16 each     8 x m64n64k16 each
+//   D = 96      2 (*)  16 KiB  99,384 B   6 x m64n64k16 each     8 x m64n64k16 each
+//   D = 64      1       8 KiB  50,232 B   4 x m64n64k16 each     4 x m64n64k16 each
+//   (*) D = 96: rows padded to 128 columns in shared memory by TMA's out-of-bounds zero fill
+//   (tensor maps 96 columns wide); the products over D run only the 6 real k16 steps, the
+//   gradient products' hi-half columns 96..127 (zeros) are never stored, and Dr sums only the
+//   real columns. Reasoning and cost in rung2_warp_specialized.cu's top comment.
+//   ptxas (nvcc 13.0, 2026-12-02), registers dk_dv / dq (preprocess 20), 0 spills, no wgmma
+//   serialisation warning: D = 128 234 / 155 (causal 254 / 167), D = 96 234 / 155 (causal
+//   254 / 167), D = 64 170 / 122 (causal 192 / 127). D = 128 with PTXB_HEAD_DIM unset compiles
+//   to the same SASS as before the head dim was a define (both masks).
+// d64/d96: compiled and statically checked on the development machine, not yet run on a GPU:
+//   no correctness or speed result exists for them.
+//
+// Build: ptxbench tasks solution mha_bwd_d{64,96,128}[_causal] --turn 1 >k.cu &&
+//        ptxbench compile k.cu --task mha_bwd_d{64,96,128}[_causal]
+//        (the rendering inlines bwd_common.cuh, shared with rung 2, and prepends the defines)
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
-// Measured speed (both tasks): see bench/results/reference_solutions.md.
+// Measured speed (D = 128, both masks): see bench/results/reference_solutions.md.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -57,18 +72,29 @@
 
 namespace {
 
-// One source, two tasks: "#define PTXB_CAUSAL 1" in front of this file (solutions/replay.json
-// lists mha_bwd_d128_causal that way) gives the causal kernel. The replay model and `ptxbench
-// tasks solution` prepend it, so an answer stays one self-contained file.
+// One source, six tasks: "#define PTXB_CAUSAL 1" in front of this file gives the causal kernel,
+// "#define PTXB_HEAD_DIM 64" (or 96) the head dim of mha_bwd_d64[_causal] (_d96[_causal]);
+// solutions/replay.json lists those tasks that way. The replay model and `ptxbench tasks
+// solution` prepend the defines, so an answer stays one self-contained file.
 #ifndef PTXB_CAUSAL
 #define PTXB_CAUSAL 0
 #endif
+#ifndef PTXB_HEAD_DIM
+#define PTXB_HEAD_DIM 128
+#endif
 constexpr bool kCausal = PTXB_CAUSAL != 0;
-constexpr const char* kTaskName = kCausal ? "mha_bwd_d128_causal" : "mha_bwd_d128";
+constexpr int kD = PTXB_HEAD_DIM;  // head dim (task constant)
+constexpr const char* kTaskName =
+    kD == 64   ? (kCausal ? "mha_bwd_d64_causal" : "mha_bwd_d64")
+    : kD == 96 ? (kCausal ? "mha_bwd_d96_causal" : "mha_bwd_d96")
+               : (kCausal ? "mha_bwd_d128_causal" : "mha_bwd_d128");
 
-constexpr int kD = 128;
 constexpr int kBT = 64;        // rows (keys or queries) per tile
 constexpr int kSlabCols = 64;  // 64 bf16 = 128 B = one 128B-swizzle span (TMA box inner dim)
+// Shared memory holds D in 64-column slabs; D = 96 is padded to two slabs whose columns 96..127
+// are TMA's out-of-bounds zero fill (see the top comment).
+constexpr int kSlabs = (kD + kSlabCols - 1) / kSlabCols;
+constexpr int kDSteps = kD / 16;  // k16 steps of products over D: the padding is never multiplied
 constexpr int kStages = 2;
 constexpr int kThreads = 128;
 // Causal only: products with query tiles 0..kSplitTiles-1 carry dS as a two-term bf16 split.
@@ -79,7 +105,7 @@ constexpr int kThreads = 128;
 constexpr int kSplitTiles = 8;
 
 constexpr uint32_t kSlabBytes = kBT * kSlabCols * 2;  // 8 KiB: 64 rows x 128 B
-constexpr uint32_t kTileBytes = 2 * kSlabBytes;       // 16 KiB: 64 rows x 128 columns
+constexpr uint32_t kTileBytes = kSlabs * kSlabBytes;  // 8 or 16 KiB: 64 rows x slabs
 // Layout shared by both kernels: two resident tiles (A0, A1), then per stage two streamed
 // tiles (B0[s], B1[s]), then barriers.
 constexpr uint32_t kA0 = 0;
@@ -90,11 +116,17 @@ constexpr uint32_t kBarOffset = kB0 + kStages * 2 * kTileBytes;
 constexpr uint32_t kNumBarriers = 1 + 3 * kStages;  // afull, b0full[], b1full[], empty[]
 constexpr uint32_t kSmemBytes = kBarOffset + kNumBarriers * 8 + 1024;
 
-constexpr float kScale = 0.08838834764831845f;  // 1/sqrt(128)
+constexpr float kScale = kD == 64   ? 0.125f                // 1/sqrt(D)
+                        : kD == 96 ? 0.10206207261596575f
+                                   : 0.08838834764831845f;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kScaleLog2 = kScale * kLog2e;
 
-static_assert(kD == 2 * kSlabCols, "D = 128 = two 128-byte swizzle slabs");
+static_assert(kD == 64 || kD == 96 || kD == 128,
+              "PTXB_HEAD_DIM: 64 (one slab), 96 (two slabs, the second half zero fill) or 128");
+static_assert(kSlabs == 1 || kSlabs == 2, "a tile is one or two slab boxes; hi halves need 2");
+static_assert(kD % 16 == 0 && kSlabs * kSlabCols >= kD && kSlabs * kSlabCols - kD < kSlabCols,
+              "k16 steps cover D exactly; the padding is less than one slab");
 static_assert(kSlabBytes % 1024 == 0, "operand tiles stay 1024-byte aligned (128B swizzle)");
 static_assert(2 * kSmemBytes <= 228 * 1024, "two CTAs per SM");
 
@@ -128,11 +160,12 @@ __device__ __forceinline__ void init_barriers(const Smem& sm) {
   ptxb::fence_mbarrier_init();
 }
 
-// Thread 0: one 64 x 128 tile = two {64, 64} boxes.
+// Thread 0: one 64 x D tile = kSlabs {64, 64} boxes (D = 96: the second box's columns 96..127
+// are out of bounds, written as zeros and counted in kTileBytes by complete_tx).
 __device__ __forceinline__ void load_tile(uint8_t* dst, const CUtensorMap* map, uint64_t* bar,
                                           int row) {
   ptxb::tma_load(dst, map, bar, 0, row);
-  ptxb::tma_load(dst + kSlabBytes, map, bar, kSlabCols, row);
+  if constexpr (kSlabs == 2) ptxb::tma_load(dst + kSlabBytes, map, bar, kSlabCols, row);
 }
 
 __device__ __forceinline__ void load_stage(const Smem& sm, int s, const CUtensorMap* map0,
@@ -145,11 +178,12 @@ __device__ __forceinline__ void load_stage(const Smem& sm, int s, const CUtensor
   load_tile(b1, map1, &sm.b1full[s], row);
 }
 
-// 8 k16 steps of an m64n64 SS product over D = 128, both operands K-major 64-row tiles:
-// step kk = slab kk/4 (+8 KiB) and +32 B * (kk%4) inside the swizzled 128 B row.
-__device__ __forceinline__ void gemm_ss_d128(float (&acc)[32], uint64_t desc_a, uint64_t desc_b) {
+// D/16 k16 steps of an m64n64 SS product over D, both operands K-major 64-row tiles: step kk =
+// slab kk/4 (+8 KiB) and +32 B * (kk%4) inside the swizzled 128 B row. D = 96 stops after 6
+// steps, before the padded columns.
+__device__ __forceinline__ void gemm_ss_d(float (&acc)[32], uint64_t desc_a, uint64_t desc_b) {
 #pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
+  for (int kk = 0; kk < kDSteps; ++kk) {
     const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
     ptxb::wgmma_bf16_ss<64>(acc, ptxb::wgmma_desc_advance(desc_a, off),
                             ptxb::wgmma_desc_advance(desc_b, off), kk > 0);
@@ -228,9 +262,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     ptxb::mbar_wait(&sm.b0full[s], parity);
     ptxb::mbar_wait(&sm.b1full[s], parity);
     ptxb::wgmma_fence();
-    gemm_ss_d128(st, desc_k, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(q_smem));
+    gemm_ss_d(st, desc_k, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(q_smem));
     ptxb::wgmma_commit_group();
-    gemm_ss_d128(dpt, desc_v, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(do_smem));
+    gemm_ss_d(dpt, desc_v, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(do_smem));
     ptxb::wgmma_commit_group();
     ptxb::wgmma_wait_group<1>();
     ptxb::wgmma_fence_operand(st);
@@ -265,8 +299,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         ptxb::make_wgmma_desc(ptxb::smem_u32(q_smem), 1024, 1024, ptxb::SmemSwizzle::k128B);
     if constexpr (kSplit) {
       ptxb::wgmma_wait_group<0>();  // the dV product no longer reads pf: reuse it for lo
-      ptxb::wgmma_fence_operand(dv_lo);
-      ptxb::wgmma_fence_operand(dv_hi);
+      fence_operand(dv_lo, dv_hi);
       pack_a_lo(dpt, dsf, pf);
       ptxb::wgmma_fence();
       gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
@@ -277,10 +310,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     ptxb::wgmma_commit_group();
     ptxb::wgmma_wait_group<0>();
-    ptxb::wgmma_fence_operand(dv_lo);
-    ptxb::wgmma_fence_operand(dv_hi);
-    ptxb::wgmma_fence_operand(dk_lo);
-    ptxb::wgmma_fence_operand(dk_hi);
+    fence_operand(dv_lo, dv_hi);
+    fence_operand(dk_lo, dk_hi);
     // Every wgmma of this (single) warpgroup that read stage s has completed.
     __syncwarp();
     if (tid == 0) {
@@ -355,9 +386,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     ptxb::mbar_wait(&sm.b0full[s], parity);
     ptxb::mbar_wait(&sm.b1full[s], parity);
     ptxb::wgmma_fence();
-    gemm_ss_d128(sc, desc_q, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(k_smem));
+    gemm_ss_d(sc, desc_q, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(k_smem));
     ptxb::wgmma_commit_group();
-    gemm_ss_d128(dp, desc_do, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(v_smem));
+    gemm_ss_d(dp, desc_do, ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(v_smem));
     ptxb::wgmma_commit_group();
     ptxb::wgmma_wait_group<1>();
     ptxb::wgmma_fence_operand(sc);
@@ -390,8 +421,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     ptxb::wgmma_commit_group();
     ptxb::wgmma_wait_group<0>();
-    ptxb::wgmma_fence_operand(dq_lo);
-    ptxb::wgmma_fence_operand(dq_hi);
+    fence_operand(dq_lo, dq_hi);
     __syncwarp();
     if (tid == 0) {
       ptxb::mbar_arrive(&sm.empty[s]);

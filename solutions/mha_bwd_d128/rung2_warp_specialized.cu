@@ -1,10 +1,12 @@
-// PTXBench expert reference, task mha_bwd_d128[_causal], rung 2: warp specialization
+// PTXBench expert reference, tasks mha_bwd_d{64,96,128}[_causal], rung 2: warp specialization
 // (TMA producer warpgroup + 2 consumer warpgroups, setmaxnreg) on rung 1's three-kernel backward.
+// One source: PTXB_HEAD_DIM (default 128) picks the head dim, PTXB_CAUSAL (default 0) the causal
+// mask; solutions/replay.json puts the defines in front per task.
 //
 //   Inputs   Q, K, V, O, dO [B, H, S, D] bf16 row-major (D innermost), L [B, H, S] fp32 (the
-//            forward's natural-log logsumexp of the scaled scores). B = 4, H = 48, D = 128
-//            (task constants; B and H are taken from the arguments), S variable (benchmark
-//            4096), S % 128 == 0 required (checked in run).
+//            forward's natural-log logsumexp of the scaled scores). B = 4, H = 48,
+//            D = PTXB_HEAD_DIM = 64, 96 or 128 (task constants; B and H are taken from the
+//            arguments), S variable (benchmark 4096), S % 128 == 0 required (checked in run).
 //   Outputs  dQ, dK, dV [B, H, S, D] bf16. scale = 1/sqrt(D); P = exp(scale*Q·K^T - L)
 //            [causal: top-left aligned, key j visible to query i iff j <= i];
 //            dV = P^T·dO, dP = dO·V^T, dS = P∘(dP - Dr), Dr = rowsum(dO∘O),
@@ -19,8 +21,8 @@
 //                                     once, then per query tile i (64 queries) Q_i, dO_i and
 //                                     the tile's L and Dr slices (bulk copies) into the ring.
 //                     warpgroups 1-2  consumer c = keys 64c..64c+63, per query tile:
-//                       S^T  = K_c·Q_i^T      8 x wgmma.m64n64k16 SS
-//                       dP^T = V_c·dO_i^T     8 x wgmma.m64n64k16 SS
+//                       S^T  = K_c·Q_i^T      D/16 x wgmma.m64n64k16 SS
+//                       dP^T = V_c·dO_i^T     D/16 x wgmma.m64n64k16 SS
 //                       P^T  = exp2(S^T*scale*log2e - L_i*log2e)   [causal: 0 where key > query]
 //                       dV  += P^T·dO_i       RS, B = dO_i MN-major
 //                       dS^T = P^T∘(dP^T - Dr_i)
@@ -42,18 +44,44 @@
 //                   fill the SMs that dk_dv's last wave leaves idle.
 //   Register split  setmaxnreg: producer warpgroup dec to 24, consumers inc to 240
 //                   (128*24 + 256*240 = 64,512 <= 65,536); 168 per thread at launch.
-//   Shared memory   resident 2 x 2 x 16 KiB (64 rows x 128 columns per consumer per tensor) +
-//                   4 stages x 2 x 16 KiB + 4 x 512 B of L/Dr slices (used by dk_dv) + 13
-//                   barriers + 1 KiB alignment slack = 199,784 B. Every tile = two 64 x 64
-//                   slabs (TMA box {64, 64}), 128B swizzle.
+//   Shared memory   resident 2 x 2 tiles (64 rows x D per consumer per tensor) + 4 stages x 2
+//                   tiles + 4 x 512 B of L/Dr slices (used by dk_dv) + 13 barriers + 1 KiB
+//                   alignment slack (bytes per D below). Every tile = `slabs` 64 x 64 slabs
+//                   (TMA box {64, 64}), 128B swizzle.
 //   Pipeline        depth 4. b0full[s] (Q or K, plus L/Dr), b1full[s] (dO or V): 1 arrival (the
 //                   producer's arrive.expect_tx) + the TMA bytes; empty[s]: 2 arrivals, one per
 //                   consumer after its last wgmma reading the stage completed.
 //   Causal only     products with query rows < 512 carry dS as a two-term bf16 split (as rung 1).
 //
-// Build: ptxbench tasks solution mha_bwd_d128[_causal] --turn 2 >k.cu &&
-//        ptxbench compile k.cu --task mha_bwd_d128[_causal]
-//        (the rendering inlines bwd_common.cuh, shared with rung 1; PTXB_CAUSAL 1 for _causal)
+// Per head dim  slabs  tile    dyn. smem  S^T, dP^T (dq: S, dP)  dV, dK, dQ (RS)      accumulators
+//   D = 128     2      16 KiB  199,784 B  8 x m64n64k16 each     8 x m64n64k16 each   2 x 32 fp32
+//   D = 96      2 (*)  16 KiB  199,784 B  6 x m64n64k16 each     8 x m64n64k16 each   2 x 32 fp32
+//   D = 64      1       8 KiB  101,480 B  4 x m64n64k16 each     4 x m64n64k16 each   1 x 32 fp32
+//   (*) D = 96 layout, the forward rungs' choice: 96 bf16 = 192 B is not a multiple of the
+//   128-byte swizzle span, so each row is padded to 128 columns in shared memory: the second
+//   slab's TMA box {64, 64} starts at column 64 of tensor maps that are 96 columns wide, and TMA
+//   writes the out-of-bounds columns 96..127 as zeros while still counting the full box bytes
+//   for complete_tx. Why the pad cannot reach an output: the products over D (S^T, dP^T; dq's S,
+//   dP) run only the 6 k16 steps of the real columns (dq's Q/dO register fragments are only
+//   those 6 slices), so the pad is never multiplied there; the gradient products (dV = P^T·dO,
+//   dK = dS^T·Q, dQ = dS·K) keep D = 128's n64 hi half, whose columns 96..127 are P or dS times
+//   zeros, and store_tile never stores them; Dr = rowsum(dO∘O) is read from global memory with
+//   row stride D and sums only the D real columns. Cost: +1/3 on the three gradient products'
+//   MMA work (4 x 96 + 3 x 128 instead of 7 x 96 columns over the 7 products, +14 %) and
+//   D = 128's shared memory. The exact alternative (a 32-column 64B-swizzle slab, n32 hi
+//   halves) needs 64B-swizzle descriptors that no kernel here has run yet.
+//   ptxas (nvcc 13.0, 2026-12-02): 168 registers at launch for both kernels at every D and mask
+//   (consumers raise theirs with setmaxnreg to 240), preprocess 20, 0 spills, no wgmma
+//   serialisation warning. SASS, dk_dv / dq HGMMA + UTMALDG: D = 128 32 + 12 / 24 + 12, D = 96
+//   28 + 12 / 20 + 12, D = 64 16 + 6 / 12 + 6 (non-causal; causal adds the split's products).
+//   D = 128 with PTXB_HEAD_DIM unset compiles to the same SASS as before the head dim was a
+//   define (cuobjdump text identical apart from the file-hash in the kernel names; both masks).
+// d64/d96: compiled and statically checked on the development machine, not yet run on a GPU:
+//   no correctness or speed result exists for them. The measurements below are D = 128.
+//
+// Build: ptxbench tasks solution mha_bwd_d{64,96,128}[_causal] --turn 2 >k.cu &&
+//        ptxbench compile k.cu --task mha_bwd_d{64,96,128}[_causal]
+//        (the rendering inlines bwd_common.cuh, shared with rung 1, and prepends the defines)
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I)
 //        ptxas: 168 registers at launch, 0 spills, no wgmma serialisation warning.
 // Measured speed (H200, 2026-11-29, `ptxbench eval --seed S`, CUPTI medians, L2 flushed):
@@ -77,18 +105,29 @@
 
 namespace {
 
-// One source, two tasks: "#define PTXB_CAUSAL 1" in front of this file (solutions/replay.json
-// lists mha_bwd_d128_causal that way) gives the causal kernel. The replay model and `ptxbench
-// tasks solution` prepend it, so an answer stays one self-contained file.
+// One source, six tasks: "#define PTXB_CAUSAL 1" in front of this file gives the causal kernel,
+// "#define PTXB_HEAD_DIM 64" (or 96) the head dim of mha_bwd_d64[_causal] (_d96[_causal]);
+// solutions/replay.json lists those tasks that way. The replay model and `ptxbench tasks
+// solution` prepend the defines, so an answer stays one self-contained file.
 #ifndef PTXB_CAUSAL
 #define PTXB_CAUSAL 0
 #endif
+#ifndef PTXB_HEAD_DIM
+#define PTXB_HEAD_DIM 128
+#endif
 constexpr bool kCausal = PTXB_CAUSAL != 0;
-constexpr const char* kTaskName = kCausal ? "mha_bwd_d128_causal" : "mha_bwd_d128";
+constexpr int kD = PTXB_HEAD_DIM;  // head dim (task constant)
+constexpr const char* kTaskName =
+    kD == 64   ? (kCausal ? "mha_bwd_d64_causal" : "mha_bwd_d64")
+    : kD == 96 ? (kCausal ? "mha_bwd_d96_causal" : "mha_bwd_d96")
+               : (kCausal ? "mha_bwd_d128_causal" : "mha_bwd_d128");
 
-constexpr int kD = 128;
 constexpr int kBT = 64;        // rows of one consumer's resident slice and of a streamed tile
 constexpr int kSlabCols = 64;  // 64 bf16 = 128 B = one 128B-swizzle span (TMA box inner dim)
+// Shared memory holds D in 64-column slabs; D = 96 is padded to two slabs whose columns 96..127
+// are TMA's out-of-bounds zero fill (see the top comment).
+constexpr int kSlabs = (kD + kSlabCols - 1) / kSlabCols;
+constexpr int kDSteps = kD / 16;  // k16 steps of products over D: the padding is never multiplied
 constexpr int kConsumers = 2;
 constexpr int kBlockRows = kConsumers * kBT;  // keys (dk_dv) or queries (dq) per CTA
 constexpr int kStages = 4;
@@ -103,7 +142,7 @@ constexpr int kConsumerRegs = 240;
 constexpr int kSplitTiles = 8;
 
 constexpr uint32_t kSlabBytes = kBT * kSlabCols * 2;  // 8 KiB: 64 rows x 128 B
-constexpr uint32_t kTileBytes = 2 * kSlabBytes;       // 16 KiB: 64 rows x 128 columns
+constexpr uint32_t kTileBytes = kSlabs * kSlabBytes;  // 8 or 16 KiB: 64 rows x slabs
 constexpr uint32_t kVecBytes = kBT * 4;               // 256 B: L or Dr of one 64-row tile
 // Layout: resident tiles A0[c], A1[c] (c = consumer), then per stage two streamed tiles B0[s],
 // B1[s], then per stage the L and Dr slices (dk_dv only), then the barriers.
@@ -116,11 +155,17 @@ constexpr uint32_t kBarOffset = kVecOffset + kStages * 2 * kVecBytes;
 constexpr uint32_t kNumBarriers = 1 + 3 * kStages;  // afull, b0full[], b1full[], empty[]
 constexpr uint32_t kSmemBytes = kBarOffset + kNumBarriers * 8 + 1024;
 
-constexpr float kScale = 0.08838834764831845f;  // 1/sqrt(128)
+constexpr float kScale = kD == 64   ? 0.125f                // 1/sqrt(D)
+                        : kD == 96 ? 0.10206207261596575f
+                                   : 0.08838834764831845f;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kScaleLog2 = kScale * kLog2e;
 
-static_assert(kD == 2 * kSlabCols, "D = 128 = two 128-byte swizzle slabs");
+static_assert(kD == 64 || kD == 96 || kD == 128,
+              "PTXB_HEAD_DIM: 64 (one slab), 96 (two slabs, the second half zero fill) or 128");
+static_assert(kSlabs == 1 || kSlabs == 2, "a tile is one or two slab boxes; hi halves need 2");
+static_assert(kD % 16 == 0 && kSlabs * kSlabCols >= kD && kSlabs * kSlabCols - kD < kSlabCols,
+              "k16 steps cover D exactly; the padding is less than one slab");
 static_assert(kSlabBytes % 1024 == 0 && kB0 % 1024 == 0,
               "operand tiles stay 1024-byte aligned (128B swizzle)");
 static_assert(kVecBytes % 16 == 0, "bulk copies move multiples of 16 bytes");
@@ -178,11 +223,12 @@ __device__ __forceinline__ void init_barriers(const Smem& sm) {
   ptxb::fence_mbarrier_init();  // inits visible to the async proxy before TMA signals them
 }
 
-// Producer lane: one 64 x 128 tile = two {64, 64} boxes.
+// Producer lane: one 64 x D tile = kSlabs {64, 64} boxes (D = 96: the second box's columns
+// 96..127 are out of bounds, written as zeros and counted in kTileBytes by complete_tx).
 __device__ __forceinline__ void load_tile(uint8_t* dst, const CUtensorMap* map, uint64_t* bar,
                                           int row) {
   ptxb::tma_load(dst, map, bar, 0, row);
-  ptxb::tma_load(dst + kSlabBytes, map, bar, kSlabCols, row);
+  if constexpr (kSlabs == 2) ptxb::tma_load(dst + kSlabBytes, map, bar, kSlabCols, row);
 }
 
 // Producer lane: the resident 128 rows of two tensors (64 per consumer) on one barrier.
@@ -225,37 +271,39 @@ __device__ __forceinline__ void drain(const Smem& sm, int count) {
     ptxb::mbar_wait(&sm.empty[n % kStages], static_cast<uint32_t>(n / kStages) & 1u);
 }
 
-// 8 k16 steps of an m64n64 SS product over D = 128, both operands K-major 64-row tiles:
-// step kk = slab kk/4 (+8 KiB) and +32 B * (kk%4) inside the swizzled 128 B row.
-__device__ __forceinline__ void gemm_ss_d128(float (&acc)[32], uint64_t desc_a, uint64_t desc_b) {
+// D/16 k16 steps of an m64n64 SS product over D, both operands K-major 64-row tiles: step kk =
+// slab kk/4 (+8 KiB) and +32 B * (kk%4) inside the swizzled 128 B row. D = 96 stops after 6
+// steps, before the padded columns.
+__device__ __forceinline__ void gemm_ss_d(float (&acc)[32], uint64_t desc_a, uint64_t desc_b) {
 #pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
+  for (int kk = 0; kk < kDSteps; ++kk) {
     const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
     ptxb::wgmma_bf16_ss<64>(acc, ptxb::wgmma_desc_advance(desc_a, off),
                             ptxb::wgmma_desc_advance(desc_b, off), kk > 0);
   }
 }
 
-// 8 k16 steps of an m64n64 RS product over D = 128: A = register fragments of a 64 x 128 tile
-// (k16 slice kk in a[kk]), B a K-major 64-row tile as in gemm_ss_d128.
-__device__ __forceinline__ void gemm_rs_d128(float (&acc)[32], const uint32_t (&a)[8][4],
-                                             uint64_t desc_b) {
+// D/16 k16 steps of an m64n64 RS product over D: A = register fragments of a 64 x D tile (k16
+// slice kk in a[kk]), B a K-major 64-row tile as in gemm_ss_d.
+__device__ __forceinline__ void gemm_rs_d(float (&acc)[32], const uint32_t (&a)[kDSteps][4],
+                                          uint64_t desc_b) {
 #pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
+  for (int kk = 0; kk < kDSteps; ++kk) {
     const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
     ptxb::wgmma_bf16_rs<64>(acc, a[kk], ptxb::wgmma_desc_advance(desc_b, off), kk > 0);
   }
 }
 
-// A fragments of this warp's 16 rows of a K-major 64 x 128 tile (two 128B-swizzled slabs):
+// A fragments of this warp's 16 rows of a K-major 64 x D tile (128B-swizzled slabs; D = 96 loads
+// only the 6 real k16 slices):
 // ldmatrix.x4 per k16 slice, lanes 8i..8i+7 addressing matrix i = (rows +8 if i odd, columns +8
 // if i >= 2), which yields registers a[kk][0..3] in the wgmma A-fragment order. 128B swizzle:
 // 16-byte chunk j of row r sits at chunk j ^ (r % 8).
-__device__ __forceinline__ void load_a_fragments(uint32_t (&a)[8][4], const uint8_t* tile, int warp,
-                                                 int lane) {
+__device__ __forceinline__ void load_a_fragments(uint32_t (&a)[kDSteps][4], const uint8_t* tile,
+                                                 int warp, int lane) {
   const int row = 16 * warp + lane % 8 + 8 * ((lane / 8) % 2);
 #pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
+  for (int kk = 0; kk < kDSteps; ++kk) {
     const int chunk = 2 * (kk % 4) + lane / 16;
     ptxb::ldmatrix_x4(a[kk], tile + (kk / 4) * kSlabBytes + row * 128 + ((chunk ^ (row % 8)) * 16));
   }
@@ -349,9 +397,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptxb::mbar_wait(&sm.b0full[s], parity);
     ptxb::mbar_wait(&sm.b1full[s], parity);
     ptxb::wgmma_fence();  // st, dpt (and the fragments) were last written by ordinary code
-    gemm_ss_d128(st, desc_k, desc_kmajor(q_smem));
+    gemm_ss_d(st, desc_k, desc_kmajor(q_smem));
     ptxb::wgmma_commit_group();
-    gemm_ss_d128(dpt, desc_v, desc_kmajor(do_smem));
+    gemm_ss_d(dpt, desc_v, desc_kmajor(do_smem));
     ptxb::wgmma_commit_group();
     ptxb::wgmma_wait_group<1>();
     ptxb::wgmma_fence_operand(st);
@@ -393,8 +441,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint64_t desc_q_mn = desc_mnmajor(q_smem);
     if constexpr (kSplit) {
       ptxb::wgmma_wait_group<0>();  // the dV product no longer reads pf: reuse it for lo
-      ptxb::wgmma_fence_operand(dv_lo);
-      ptxb::wgmma_fence_operand(dv_hi);
+      fence_operand(dv_lo, dv_hi);
       pack_a_lo(dpt, dsf, pf);
       ptxb::wgmma_fence();
       gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
@@ -419,10 +466,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int n = first_step; n < split_count; ++n) step(std::true_type{}, n);
   for (int n = max(split_count, first_step); n < count; ++n) step(std::false_type{}, n);
   ptxb::wgmma_wait_group<0>();
-  ptxb::wgmma_fence_operand(dv_lo);
-  ptxb::wgmma_fence_operand(dv_hi);
-  ptxb::wgmma_fence_operand(dk_lo);
-  ptxb::wgmma_fence_operand(dk_hi);
+  fence_operand(dv_lo, dv_hi);
+  fence_operand(dk_lo, dk_hi);
   const int64_t out_row0 = static_cast<int64_t>(head_row0) + k_tile * kBlockRows + c * kBT;
   store_tile(dV + out_row0 * kD, dv_lo, dv_hi, 1.f, warp, lane);
   store_tile(dK + out_row0 * kD, dk_lo, dk_hi, kScale, warp, lane);
@@ -482,7 +527,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   zero(dq_hi);
   float sc[32], dp[32];
   uint32_t dsf[4][4], dsl[4][4];
-  uint32_t qf[8][4], dof[8][4];  // Q_c, dO_c as RS A fragments, loaded once
+  uint32_t qf[kDSteps][4], dof[kDSteps][4];  // Q_c, dO_c as RS A fragments, loaded once
 
   auto release = [&](int n) {
     if (wg_tid == 0) ptxb::mbar_arrive(&sm.empty[n % kStages]);
@@ -496,9 +541,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptxb::mbar_wait(&sm.b0full[s], parity);
     ptxb::mbar_wait(&sm.b1full[s], parity);
     ptxb::wgmma_fence();
-    gemm_rs_d128(sc, qf, desc_kmajor(k_smem));
+    gemm_rs_d(sc, qf, desc_kmajor(k_smem));
     ptxb::wgmma_commit_group();
-    gemm_rs_d128(dp, dof, desc_kmajor(v_smem));
+    gemm_rs_d(dp, dof, desc_kmajor(v_smem));
     ptxb::wgmma_commit_group();
     if constexpr (!kSplit) {
       ptxb::wgmma_wait_group<2>();  // the previous step's dQ product: its stage is free
@@ -553,8 +598,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int n = 0; n < steps; ++n) step(std::false_type{}, n);
   }
   ptxb::wgmma_wait_group<0>();
-  ptxb::wgmma_fence_operand(dq_lo);
-  ptxb::wgmma_fence_operand(dq_hi);
+  fence_operand(dq_lo, dq_hi);
   if (!split) release(steps - 1);
   if (steps < count) {
     // Release the skipped fill only once it has landed: the producer issued it after the slot's

@@ -415,6 +415,11 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
             "mha_with_lse_d128/rung1_tma_wgmma.cu with PTXB_CAUSAL=1, PTXB_HEAD_DIM=96");
   EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d64", 2).value(),
             "#define PTXB_HEAD_DIM 64\n" + forward.value());
+  // So are the d64 and d96 backward tasks, from the d128 backward sources.
+  EXPECT_EQ(replay.value()->kernel_variant("mha_bwd_d96_causal", 2)->describe(),
+            "mha_bwd_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1, PTXB_HEAD_DIM=96");
+  EXPECT_EQ(replay.value()->kernel_variant("mha_bwd_d64", 1)->describe(),
+            "mha_bwd_d128/rung1_tma_wgmma.cu with PTXB_HEAD_DIM=64");
   // Every paper-h100 task has a kernel to replay, one self-contained file: the shared backward
   // header is inlined, no local include is left.
   auto registry = TaskRegistry::load({});

@@ -101,16 +101,18 @@ TEST_F(CompileCli, MissingKernelFileIsAnError) {
   EXPECT_FALSE(result.stderr_text.empty());
 }
 
-// Issue 22: the forward expert kernels serve head dims 64 and 96 through PTXB_HEAD_DIM. No GPU has
-// run those variants yet, so this static check is what holds them: each replay turn (rung 1, rung
-// 2) of each task, as `tasks solution` renders it, compiles for sm_90a with wgmma and TMA in its
-// SASS, no spill and no ptxas diagnostic (e.g. wgmma serialisation).
-TEST_F(CompileCli, ForwardAttentionHeadDimVariantsCompileWithTargetInstructions) {
+// Issue 22: the attention expert kernels serve head dims 64 and 96 through PTXB_HEAD_DIM. No GPU
+// has run those variants yet, so this static check is what holds them: each listed replay turn of
+// each task, as `tasks solution` renders it, compiles for sm_90a with wgmma and TMA in its SASS,
+// no spill and no ptxas diagnostic (e.g. wgmma serialisation) in any of its kernels.
+void expect_head_dim_variants_compile(const std::vector<std::string>& tasks,
+                                      const std::vector<std::string>& turns,
+                                      size_t kernels_per_file,
+                                      ProcessResult (*run_cli)(std::vector<std::string>)) {
   auto dir = make_temp_directory("ptxb-compile-head-dim");
   ASSERT_TRUE(dir.ok());
-  for (const std::string task : {"mha_with_lse_d64", "mha_with_lse_d64_causal", "mha_with_lse_d96",
-                                 "mha_with_lse_d96_causal"}) {
-    for (const std::string turn : {"1", "2"}) {
+  for (const std::string& task : tasks) {
+    for (const std::string& turn : turns) {
       const std::string name = task + " turn " + turn;
       ProcessResult rendered = run_cli({"tasks", "solution", task, "--turn", turn});
       ASSERT_EQ(rendered.exit_code, 0) << name << ": " << rendered.stderr_text;
@@ -124,14 +126,29 @@ TEST_F(CompileCli, ForwardAttentionHeadDimVariantsCompileWithTargetInstructions)
       EXPECT_EQ(out["status"], "OK") << name << ": " << out.value("message", "");
       EXPECT_EQ(out["sass"]["target_present"], true) << name;
       EXPECT_EQ(out["sass"]["qualifying_families_found"].dump(), R"(["GMMA","TMA"])") << name;
-      ASSERT_EQ(out["ptxas"]["kernels"].size(), 1u) << name;
-      const Json& kernel_info = out["ptxas"]["kernels"][0];
-      EXPECT_EQ(kernel_info["spill_store_bytes"], 0) << name;
-      EXPECT_EQ(kernel_info["spill_load_bytes"], 0) << name;
-      EXPECT_EQ(kernel_info["diagnostics"].size(), 0u) << name << ": " << kernel_info.dump();
+      ASSERT_EQ(out["ptxas"]["kernels"].size(), kernels_per_file) << name;
+      for (const Json& kernel_info : out["ptxas"]["kernels"]) {
+        EXPECT_EQ(kernel_info["spill_store_bytes"], 0) << name;
+        EXPECT_EQ(kernel_info["spill_load_bytes"], 0) << name;
+        EXPECT_EQ(kernel_info["diagnostics"].size(), 0u) << name << ": " << kernel_info.dump();
+      }
     }
   }
   remove_tree(dir.value());
+}
+
+TEST_F(CompileCli, ForwardAttentionHeadDimVariantsCompileWithTargetInstructions) {
+  // Rung 1 and rung 2; one kernel per file.
+  expect_head_dim_variants_compile({"mha_with_lse_d64", "mha_with_lse_d64_causal",
+                                    "mha_with_lse_d96", "mha_with_lse_d96_causal"},
+                                   {"1", "2"}, 1, &run_cli);
+}
+
+TEST_F(CompileCli, BackwardAttentionHeadDimVariantsCompileWithTargetInstructions) {
+  // Rung 1 and rung 2; three kernels per file (preprocess, dk_dv, dq).
+  expect_head_dim_variants_compile(
+      {"mha_bwd_d64", "mha_bwd_d64_causal", "mha_bwd_d96", "mha_bwd_d96_causal"}, {"1", "2"}, 3,
+      &run_cli);
 }
 
 }  // namespace

@@ -56,7 +56,17 @@ std::vector<Rung> rungs() {
       {"mha_bwd_d128", {"mha_bwd_d128/rung1_tma_wgmma.cu", {}}, 0.73},
       {"mha_bwd_d128_causal", {"mha_bwd_d128/rung1_tma_wgmma.cu", causal}, 0.80},
       {"mha_bwd_d128", {"mha_bwd_d128/rung2_warp_specialized.cu", {}}, 0.80},
-      {"mha_bwd_d128_causal", {"mha_bwd_d128/rung2_warp_specialized.cu", causal}, 0.82}};
+      {"mha_bwd_d128_causal", {"mha_bwd_d128/rung2_warp_specialized.cu", causal}, 0.82},
+      // Backward, head dims 64 and 96 (PTXB_HEAD_DIM): compiled and statically checked, never yet
+      // run on a GPU; no speed recorded, so no floor until their first measurement.
+      {"mha_bwd_d64", {"mha_bwd_d128/rung1_tma_wgmma.cu", d64}, 0.0},
+      {"mha_bwd_d64_causal", {"mha_bwd_d128/rung1_tma_wgmma.cu", d64_causal}, 0.0},
+      {"mha_bwd_d96", {"mha_bwd_d128/rung1_tma_wgmma.cu", d96}, 0.0},
+      {"mha_bwd_d96_causal", {"mha_bwd_d128/rung1_tma_wgmma.cu", d96_causal}, 0.0},
+      {"mha_bwd_d64", {"mha_bwd_d128/rung2_warp_specialized.cu", d64}, 0.0},
+      {"mha_bwd_d64_causal", {"mha_bwd_d128/rung2_warp_specialized.cu", d64_causal}, 0.0},
+      {"mha_bwd_d96", {"mha_bwd_d128/rung2_warp_specialized.cu", d96}, 0.0},
+      {"mha_bwd_d96_causal", {"mha_bwd_d128/rung2_warp_specialized.cu", d96_causal}, 0.0}};
 }
 
 TEST(SolutionsGpu, EveryRungPassesWithTargetInstructionsExecuted) {
