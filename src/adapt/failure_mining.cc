@@ -19,12 +19,6 @@ struct Candidate {
   std::string skip_reason;  // "" while selectable
 };
 
-Json skipped_entry(const std::string& id, const std::string& reason, const std::string& detail) {
-  Json entry{{"id", id}, {"reason", reason}};
-  if (!detail.empty()) entry["detail"] = detail;
-  return entry;
-}
-
 }  // namespace
 
 const std::vector<std::string>& all_error_types() {
@@ -96,12 +90,7 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
                         "numerical, timeout)",
                         type);
   std::vector<Candidate> candidates;
-  Json skipped = Json::array();
-  std::map<std::string, int> skip_counts;
-  auto skip = [&](const std::string& id, const std::string& reason, const std::string& detail) {
-    skipped.push_back(skipped_entry(id, reason, detail));
-    ++skip_counts[reason];
-  };
+  SkippedTurns skipped;
   std::set<std::string> seen_ids;
   int scanned = 0;
 
@@ -115,39 +104,40 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
       const std::string status = record.status_name();
       const std::string type = error_type_of(status);
       if (type.empty()) {
-        skip(id, status == "PASSED" ? "passed" : "status_never_mined", status);
+        skipped.add(id, status == "PASSED" ? "passed" : "status_never_mined", status);
         continue;
       }
       if (!options.error_types.count(type)) {
-        skip(id, "error_type_not_selected", type);
+        skipped.add(id, "error_type_not_selected", type);
         continue;
       }
       if (options.max_source_turn > 0 && record.turn > options.max_source_turn) {
-        skip(id, "after_max_source_turn", std::to_string(record.turn));
+        skipped.add(id, "after_max_source_turn", std::to_string(record.turn));
         continue;
       }
       if (!turn.in_plan) {
-        skip(id, "not_in_plan", run_dir + "/plan.json");
+        skipped.add(id, "not_in_plan", run_dir + "/plan.json");
         continue;
       }
       if (!seen_ids.insert(id).second) {
-        skip(id, "same_turn_in_two_run_dirs", run_dir);
+        skipped.add(id, "same_turn_in_two_run_dirs", run_dir);
         continue;
       }
       const std::string turn_base = turn.file_base();
       auto kernel = read_file(turn_base + ".cu", kMaxKernelBytes);
       auto detail = read_json_file(turn_base + ".json");
       if (!kernel.ok()) {
-        skip(id, "kernel_file_missing", kernel.error().message);
+        skipped.add(id, "kernel_file_missing", kernel.error().message);
         continue;
       }
       if (!detail.ok() || !detail->contains("feedback") || !(*detail)["feedback"].is_string()) {
-        skip(id, "turn_detail_missing", turn_base + ".json");
+        skipped.add(id, "turn_detail_missing", turn_base + ".json");
         continue;
       }
       const std::optional<TurnPrompt> prompt = prompts.get(turn);
       if (!prompt) {
-        skip(id, "trajectory_file_missing", fmt::format("trajectories/{}.json", turn.trajectory));
+        skipped.add(id, "trajectory_file_missing",
+                    fmt::format("trajectories/{}.json", turn.trajectory));
         continue;
       }
       Candidate c;
@@ -180,7 +170,7 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
     auto [it, inserted] = first_with_hash.try_emplace(c.failure.canonical_hash, c.failure.id);
     if (!inserted) {
       c.skip_reason = "duplicate_source";
-      skip(c.failure.id, "duplicate_source", "same canonical source as " + it->second);
+      skipped.add(c.failure.id, "duplicate_source", "same canonical source as " + it->second);
     }
   }
 
@@ -211,7 +201,7 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
     for (auto& [type, queue] : types)
       for (Candidate* c : queue)
         if (c->skip_reason.empty())
-          skip(c->failure.id, "over_per_task_cap", std::to_string(options.per_task_cap));
+          skipped.add(c->failure.id, "over_per_task_cap", std::to_string(options.per_task_cap));
   }
 
   Json taken = Json::array();
@@ -226,8 +216,8 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
   for (const auto& t : options.error_types) types.push_back(t);
   Json counts{{"scanned_turns", scanned},
               {"taken", result.taken.size()},
-              {"skipped", skipped.size()},
-              {"skipped_by_reason", skip_counts}};
+              {"skipped", skipped.entries.size()},
+              {"skipped_by_reason", skipped.by_reason}};
   result.manifest = Json{{"format", "ptxbench-fixit-mine/1"},
                          {"run_dirs", run_dirs},
                          {"options",
@@ -237,7 +227,7 @@ Result<MiningResult> mine_failures(const std::vector<std::string>& run_dirs,
                          {"counts", counts},
                          {"taken_by_task_and_type", by_task},
                          {"taken", taken},
-                         {"skipped", skipped}};
+                         {"skipped", skipped.entries}};
   return result;
 }
 

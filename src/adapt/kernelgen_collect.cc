@@ -71,14 +71,7 @@ Result<CollectedKernel> CollectedKernel::from_json(const Json& json, const std::
 Result<CollectResult> collect_kernels(const std::vector<std::string>& run_dirs,
                                       const CollectOptions& options) {
   std::vector<CollectedKernel> candidates;
-  Json skipped = Json::array();
-  std::map<std::string, int> skip_counts;
-  auto skip = [&](const std::string& id, const std::string& reason, const std::string& detail) {
-    Json entry{{"id", id}, {"reason", reason}};
-    if (!detail.empty()) entry["detail"] = detail;
-    skipped.push_back(entry);
-    ++skip_counts[reason];
-  };
+  SkippedTurns skipped;
   std::set<std::string> seen_ids;
   int scanned = 0;
   TrajectoryPrompts prompts;
@@ -89,26 +82,26 @@ Result<CollectResult> collect_kernels(const std::vector<std::string>& run_dirs,
       std::string detail;
       if (std::string reason = kernelgen_skip_reason(turn.record, options, detail);
           !reason.empty()) {
-        skip(turn.id, reason, detail);
+        skipped.add(turn.id, reason, detail);
         continue;
       }
       if (!turn.in_plan) {
-        skip(turn.id, "not_in_plan", run_dir + "/plan.json");
+        skipped.add(turn.id, "not_in_plan", run_dir + "/plan.json");
         continue;
       }
       if (!seen_ids.insert(turn.id).second) {
-        skip(turn.id, "same_turn_in_two_run_dirs", run_dir);
+        skipped.add(turn.id, "same_turn_in_two_run_dirs", run_dir);
         continue;
       }
       auto kernel = read_file(turn.file_base() + ".cu", kMaxCollectedKernelBytes);
       if (!kernel.ok()) {
-        skip(turn.id, "kernel_file_missing", kernel.error().message);
+        skipped.add(turn.id, "kernel_file_missing", kernel.error().message);
         continue;
       }
       const std::optional<TurnPrompt> prompt = prompts.get(turn);
       if (!prompt) {
-        skip(turn.id, "trajectory_file_missing",
-             fmt::format("trajectories/{}.json", turn.trajectory));
+        skipped.add(turn.id, "trajectory_file_missing",
+                    fmt::format("trajectories/{}.json", turn.trajectory));
         continue;
       }
       CollectedKernel k;
@@ -139,11 +132,11 @@ Result<CollectResult> collect_kernels(const std::vector<std::string>& run_dirs,
   for (CollectedKernel& k : candidates) {
     auto [twin, inserted] = first_with_hash.try_emplace(k.canonical_hash, k.id);
     if (!inserted) {
-      skip(k.id, "duplicate_source", "same canonical source as " + twin->second);
+      skipped.add(k.id, "duplicate_source", "same canonical source as " + twin->second);
       continue;
     }
     if (options.per_task_cap > 0 && by_task[k.task] >= options.per_task_cap) {
-      skip(k.id, "over_per_task_cap", std::to_string(options.per_task_cap));
+      skipped.add(k.id, "over_per_task_cap", std::to_string(options.per_task_cap));
       continue;
     }
     ++by_task[k.task];
@@ -164,11 +157,11 @@ Result<CollectResult> collect_kernels(const std::vector<std::string>& run_dirs,
       {"counts",
        {{"scanned_turns", scanned},
         {"taken", result.taken.size()},
-        {"skipped", skipped.size()},
-        {"skipped_by_reason", skip_counts}}},
+        {"skipped", skipped.entries.size()},
+        {"skipped_by_reason", skipped.by_reason}}},
       {"taken_by_task", by_task},
       {"taken", taken},
-      {"skipped", skipped}};
+      {"skipped", skipped.entries}};
   return result;
 }
 

@@ -88,4 +88,12 @@ Result<bool> is_empty_file(const std::string& path) {
   return size == 0;
 }
 
+void SkippedTurns::add(const std::string& id, const std::string& reason,
+                       const std::string& detail) {
+  Json entry{{"id", id}, {"reason", reason}};
+  if (!detail.empty()) entry["detail"] = detail;
+  entries.push_back(std::move(entry));
+  ++by_reason[reason];
+}
+
 }  // namespace ptxb::adapt

@@ -29,6 +29,15 @@ struct RunTurn {
 // RUN_DIR/turns.jsonl (a torn last line is not committed) joined with RUN_DIR/plan.json.
 Result<std::vector<RunTurn>> read_run_turns(const std::string& run_dir);
 
+// The turns a selection step (`fixit mine`, `kernelgen collect`) passed over, for its manifest:
+// one {"id", "reason", "detail"?} entry each, and the count per reason.
+struct SkippedTurns {
+  Json entries = Json::array();
+  std::map<std::string, int> by_reason;
+
+  void add(const std::string& id, const std::string& reason, const std::string& detail);
+};
+
 struct TurnPrompt {
   std::string system_prompt;
   std::string task_message;

@@ -1,10 +1,8 @@
 #include "analysis/ncu_hints.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 
-#include "analysis/ncu_source.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -21,18 +19,6 @@ constexpr double kBusyPct = 60, kIdlePct = 40;
 constexpr double kConflictShare = 0.05;
 // A stall reason is named when it holds at least 10 % of the stall cycles.
 constexpr double kStallShare = 0.10;
-
-// "1,234.5" → 1234.5; nullopt for "n/a", "" and other text.
-std::optional<double> metric_number(std::string_view field) {
-  std::string digits;
-  for (char c : trim(field))
-    if (c != ',') digits += c;
-  double value = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
-    return std::nullopt;
-  return value;
-}
 
 std::optional<double> metric_of(const NcuLaunchMetrics& launch, std::string_view name) {
   auto it = launch.values.find(std::string(name));
@@ -201,46 +187,14 @@ std::optional<std::string> memory_traffic(const NcuLaunchMetrics& launch) {
 
 }  // namespace
 
-Result<std::vector<NcuLaunchMetrics>> parse_ncu_metrics_csv(std::string_view raw_text,
-                                                            const std::string& origin) {
-  const std::string text = to_valid_utf8(raw_text);
-  std::vector<std::string> header, row;
-  std::size_t kernel_column = 0, id_column = 0;
-  std::vector<NcuLaunchMetrics> launches;
-  int line_number = 0;
-  for (const std::string& line : split(text, '\n')) {
-    ++line_number;
-    const std::string record = trim(line);
-    if (record.empty() || record.front() != '"') continue;  // ncu messages, program output
-    if (std::string bad = split_csv_record(record, row); !bad.empty())
-      return make_error("parse", "{}:{}: {}", origin, line_number, bad);
-    if (header.empty()) {
-      auto kernel = std::find(row.begin(), row.end(), "Kernel Name");
-      auto id = std::find(row.begin(), row.end(), "ID");
-      if (kernel == row.end() || id == row.end())
-        return make_error("parse", "{}:{}: no \"ID\" and \"Kernel Name\" columns in the raw page",
-                          origin, line_number);
-      kernel_column = kernel - row.begin();
-      id_column = id - row.begin();
-      header = row;
-      continue;
-    }
-    if (row.size() != header.size())
-      return make_error("parse", "{}:{}: {} fields, the header has {}", origin, line_number,
-                        row.size(), header.size());
-    if (row[id_column].empty()) continue;  // the units row
-    NcuLaunchMetrics launch;
-    launch.kernel = row[kernel_column];
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      // Metric columns are the ones named like Nsight Compute metrics (unit__counter.rollup).
-      if (header[i].find("__") == std::string::npos) continue;
-      if (auto value = metric_number(row[i])) launch.values[header[i]] = *value;
-    }
-    launches.push_back(std::move(launch));
+std::vector<NcuLaunchMetrics> hint_metrics_of(const std::vector<NcuLaunch>& launches) {
+  std::vector<NcuLaunchMetrics> out;
+  for (const NcuLaunch& launch : launches) {
+    NcuLaunchMetrics m{launch.name, launch.metrics};
+    m.values[std::string(kNcuGpuTimeMetric)] = launch.gpu_time_ns;
+    out.push_back(std::move(m));
   }
-  if (header.empty())
-    return make_error("parse", "{}: no raw-page header (no launch was profiled?)", origin);
-  return launches;
+  return out;
 }
 
 std::vector<std::string> profiler_hint_sentences(const std::vector<NcuLaunchMetrics>& launches,

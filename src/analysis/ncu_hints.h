@@ -3,12 +3,11 @@
 // opt-in feedback option (eval/feedback.h FeedbackOptions::profiler_hints; off by default and in
 // the paper protocol).
 //
-// Input: the raw page of the profiler pass, in the format analysis/ncu_launches.h describes
-// (`ncu --import R --page raw --csv --print-units base`): a header row of columns, a units row
-// (empty "ID"), one row per launch; one column per metric of kProfilerHintMetrics. Columns are
-// found by name; a metric the pass did not collect is simply absent and its sentence is left
-// out. Metric names are Nsight Compute's (the sections SpeedOfLight, WarpStateStats,
-// MemoryWorkloadAnalysis, Occupancy and LaunchStats collect the same ones).
+// Input: the launches of the profiled call's raw page as analysis/ncu_launches.h parses it (the
+// same parse the target-instruction and work-done checks use), with the metrics of
+// kProfilerHintMetrics among their columns. A metric the pass did not collect is simply absent
+// and its sentence is left out. Metric names are Nsight Compute's (the sections SpeedOfLight,
+// WarpStateStats, MemoryWorkloadAnalysis, Occupancy and LaunchStats collect the same ones).
 #pragma once
 
 #include <map>
@@ -16,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/ncu_launches.h"
 #include "core/result.h"
 
 namespace ptxb {
@@ -55,11 +55,9 @@ struct NcuLaunchMetrics {
   std::map<std::string, double> values;  // metric name → value (bytes, %, ratio, count)
 };
 
-// Parses the raw page; rows with an empty or non-numeric cell leave that metric out (ncu prints
-// "n/a" for metrics a kernel has no value for). Fails, naming origin:line, without a header with
-// "Kernel Name", or on a row of the wrong width.
-Result<std::vector<NcuLaunchMetrics>> parse_ncu_metrics_csv(std::string_view text,
-                                                            const std::string& origin);
+// The launches as the hints read them: every metric of the raw page's parse
+// (analysis/ncu_launches.h; "n/a" cells are left out there) with gpu__time_duration.sum.
+std::vector<NcuLaunchMetrics> hint_metrics_of(const std::vector<NcuLaunch>& launches);
 
 // ptxas's spills of one kernel (sass/ptxas_report.h), the one hint that needs no profiler.
 struct KernelSpills {

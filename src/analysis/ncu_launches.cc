@@ -29,10 +29,10 @@ Result<LaunchColumns> find_launch_columns(const std::vector<std::string>& header
   PTXB_ASSIGN_OR_RETURN(columns.grid, index_of("Grid Size"));
   PTXB_ASSIGN_OR_RETURN(columns.time, index_of(kNcuGpuTimeMetric));
   // Metric names have a double underscore between unit and counter (dram__bytes_read.sum);
-  // the launch attributes ("Grid Size", "launch__...": also metrics, but not counts) are left.
+  // the numeric launch attributes (launch__registers_per_thread, ...) come too, for the
+  // profiler hints (analysis/ncu_hints.h).
   for (std::size_t i = 0; i < header.size(); ++i)
-    if (i != columns.time && contains(header[i], "__") && !starts_with(header[i], "launch__"))
-      columns.metrics.emplace_back(header[i], i);
+    if (i != columns.time && contains(header[i], "__")) columns.metrics.emplace_back(header[i], i);
   return columns;
 }
 

@@ -29,9 +29,10 @@ struct NcuLaunch {
   std::array<std::uint32_t, 3> grid{};
   std::array<std::uint32_t, 3> block{};
   double gpu_time_ns = 0;  // gpu__time_duration.sum in nanoseconds
-  // Every other metric column ("unit__name.sum" style) whose value is a number, in the units
-  // the row of units names (--print-units base: plain counts and bytes). The work-done check
-  // reads its counters here (analysis/ncu_work.h).
+  // Every other metric column ("unit__name.sum" style, launch__ attributes included) whose
+  // value is a number, in the units the row of units names (--print-units base: plain counts
+  // and bytes). The work-done check reads its counters here (analysis/ncu_work.h), the profiler
+  // hints theirs (analysis/ncu_hints.h).
   std::map<std::string, double> metrics;
 };
 

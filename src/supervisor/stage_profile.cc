@@ -78,17 +78,6 @@ std::optional<Finding> judge_work(EvalContext& ctx, const std::vector<NcuLaunch>
   return Finding{PtxbStatus::kRewardHack, std::string(reason::kInsufficientWork), judged->detail};
 }
 
-// The profiler hints' metrics of the profiled call, for the feedback (eval/feedback.h). Advice,
-// never a verdict: a page that does not parse leaves them out, with why in the work note.
-void keep_hint_metrics(EvalContext& ctx, const std::string& raw_page) {
-  TargetInstructionCheck& check = ctx.result.target_instructions;
-  auto metrics = parse_ncu_metrics_csv(raw_page, "ncu raw page (profiler hints)");
-  if (metrics.ok())
-    check.hint_metrics = std::move(metrics).value();
-  else
-    check.work_done_note += (check.work_done_note.empty() ? "" : "; ") + metrics.error().message;
-}
-
 // The verdict from a complete run's pages; a mismatch between the profiled and the timed
 // calls is returned as the finding that replaces the pass.
 std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
@@ -105,7 +94,8 @@ std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
     note_failure(ctx, plan, launches.error().message);
     return std::nullopt;
   }
-  if (plan.hint_metrics) keep_hint_metrics(ctx, parts.launches);
+  // Advice for the feedback (eval/feedback.h), never part of a verdict.
+  if (plan.hint_metrics) check.hint_metrics = hint_metrics_of(*launches);
   ProfiledCallRecord& record = check.profiled_call.emplace(profiled_call_record(plan));
   // Like for like: ncu's kernel time against the in-process (CUPTI) median of the timed calls,
   // not the batch bound that may have replaced it (which also holds the gaps between kernels).

@@ -219,6 +219,11 @@ bool sampling_exhausted(SamplingDecision d) {
 
 enum class Attempt { kMeasured, kVoid, kDone };
 
+// kDone, once a stage helper has concluded the evaluation (its outcome is always kDone).
+Attempt ended(StageOutcome) {
+  return Attempt::kDone;
+}
+
 // One attempt: reference and candidate in blocks, each couple in a secret mirrored order
 // (eval/interleave.h). kVoid: the yardstick moved (`rec.voided_attempts` gets the reason).
 Attempt interleave_once(EvalContext& ctx, InterleaveRecord& rec) {
@@ -236,7 +241,7 @@ Attempt interleave_once(EvalContext& ctx, InterleaveRecord& rec) {
   // sequentially (lazy loading, first-call autotuning, the clock ramp).
   const auto warm_start = EvalClock::now();
   for (int i = 0; i < ctx.policy.warmup_calls; ++i)
-    if (!cand.call(true)) return (ctx.fail_candidate(*cand.out.failure), Attempt::kDone);
+    if (!cand.call(true)) return ended(ctx.fail_candidate(*cand.out.failure));
   cand.seconds = std::chrono::duration<double>(EvalClock::now() - warm_start).count();
   TimedSide previous = TimedSide::kCandidate;  // its warm-up ran last
   // One couple of blocks; kDone when the evaluation ended in it, kVoid when the yardstick moved.
@@ -244,16 +249,14 @@ Attempt interleave_once(EvalContext& ctx, InterleaveRecord& rec) {
     for (TimedSide which : order) {
       SideSampler& s = which == TimedSide::kReference ? ref : cand;
       auto block = run_block(ctx, s, which);
-      if (!block.ok()) {
-        ctx.conclude(PtxbStatus::kInfraError, "cgroup", block.error().message);
-        return Attempt::kDone;
-      }
+      if (!block.ok())
+        return ended(ctx.conclude(PtxbStatus::kInfraError, "cgroup", block.error().message));
       if (s.out.failure) {
-        if (s.is_candidate) return (ctx.fail_candidate(*s.out.failure), Attempt::kDone);
+        if (s.is_candidate) return ended(ctx.fail_candidate(*s.out.failure));
         Finding f = *s.out.failure;
         f.status = PtxbStatus::kInfraError;
         f.detail = "reference: " + f.detail + "\n" + cap_log(ctx.reference.session->log(), 4096);
-        return (ctx.conclude_finding(f), Attempt::kDone);
+        return ended(ctx.conclude_finding(f));
       }
       block->after_candidate = previous == TimedSide::kCandidate;
       previous = which;
@@ -304,7 +307,7 @@ Attempt recalibrate_reference(EvalContext& ctx) {
     Finding f = *solo.failure;
     f.status = PtxbStatus::kInfraError;
     f.detail = "reference recalibration: " + f.detail;
-    return (ctx.conclude_finding(f), Attempt::kDone);
+    return ended(ctx.conclude_finding(f));
   }
   ctx.workload.reference_timing = solo.stats;
   if (auto facts = ctx.device.facts(); facts.ok())

@@ -16,35 +16,24 @@ const std::string kHints = std::string(PTXB_TESTDATA_DIR) + "/eval/ncu/hints_syn
 std::vector<NcuLaunchMetrics> synthetic_launches() {
   auto text = read_file(kHints, 1 << 20);
   EXPECT_TRUE(text.ok());
-  auto launches = parse_ncu_metrics_csv(text.value(), "hints_synthetic.csv");
+  auto launches = parse_ncu_launches_csv(text.value(), "hints_synthetic.csv");
   EXPECT_TRUE(launches.ok()) << launches.error().message;
-  return launches.ok() ? launches.value() : std::vector<NcuLaunchMetrics>{};
+  return launches.ok() ? hint_metrics_of(*launches) : std::vector<NcuLaunchMetrics>{};
 }
 
-TEST(NcuHintsParse, ReadsEveryMetricColumnOfEachLaunch) {
+TEST(NcuHintsParse, EveryMetricColumnOfEachLaunchIncludingTheLaunchAttributes) {
   auto launches = synthetic_launches();
   ASSERT_EQ(launches.size(), 2u);
   EXPECT_EQ(launches[0].kernel, "_Z9bwd_dq_dkPK13__nv_bfloat16");
   EXPECT_EQ(launches[0].values.at("gpu__time_duration.sum"), 2400000.0);
   EXPECT_EQ(launches[0].values.at("dram__bytes_read.sum"), 1250000000.0);
   EXPECT_EQ(launches[0].values.at("sm__maximum_warps_per_active_cycle_pct"), 18.75);
-  EXPECT_EQ(launches[0].values.count("Block Size"), 0u);  // not a metric column
+  EXPECT_EQ(launches[0].values.at("launch__registers_per_thread"), 168.0);  // a launch attribute
+  EXPECT_EQ(launches[0].values.count("Block Size"), 0u);                    // not a metric column
   // "n/a" leaves the metric out instead of failing the whole page.
   EXPECT_EQ(launches[1].values.count(
                 "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio"),
             0u);
-}
-
-TEST(NcuHintsParse, MalformedPagesNameTheLine) {
-  auto no_header = parse_ncu_metrics_csv("==PROF== nothing profiled\n", "x.csv");
-  ASSERT_FALSE(no_header.ok());
-  EXPECT_NE(no_header.error().message.find("x.csv: no raw-page header"), std::string::npos);
-  auto short_row =
-      parse_ncu_metrics_csv("\"ID\",\"Kernel Name\",\"a__b.sum\"\n\"0\",\"k\"\n", "y.csv");
-  ASSERT_FALSE(short_row.ok());
-  EXPECT_NE(short_row.error().message.find("y.csv:2: 2 fields, the header has 3"),
-            std::string::npos);
-  EXPECT_FALSE(parse_ncu_metrics_csv("\"Kernel\",\"a__b.sum\"\n", "z.csv").ok());
 }
 
 TEST(NcuHintsSentences, SpillsFirstThenTheLongestLaunchInFiveSentences) {

@@ -27,9 +27,9 @@ EvalResult passed_with_spills() {
 std::vector<NcuLaunchMetrics> synthetic_profile() {
   auto text = read_file(std::string(PTXB_TESTDATA_DIR) + "/eval/ncu/hints_synthetic.csv", 1 << 20);
   EXPECT_TRUE(text.ok());
-  auto launches = parse_ncu_metrics_csv(text.value(), "hints_synthetic.csv");
+  auto launches = parse_ncu_launches_csv(text.value(), "hints_synthetic.csv");
   EXPECT_TRUE(launches.ok());
-  return launches.ok() ? launches.value() : std::vector<NcuLaunchMetrics>{};
+  return launches.ok() ? hint_metrics_of(*launches) : std::vector<NcuLaunchMetrics>{};
 }
 
 TEST(FeedbackProfilerHints, OffByDefaultAndTheTextIsUnchanged) {
