@@ -116,7 +116,8 @@ std::string finding_line(const SanitizerFinding& finding) {
 
 }  // namespace
 
-Result<SanitizerReport> parse_sanitizer_output(std::string_view raw_text, std::string tool) {
+Result<SanitizerReport> parse_sanitizer_output(std::string_view raw_text, std::string tool,
+                                               SanitizerEnd end) {
   // Messages quote the candidate's names: valid UTF-8 only, they end up in JSON results.
   const std::string clean_text = to_valid_utf8(raw_text);
   const std::string_view text = clean_text;
@@ -217,7 +218,7 @@ Result<SanitizerReport> parse_sanitizer_output(std::string_view raw_text, std::s
   if (!banner)
     return make_error("parse", "{}: no COMPUTE-SANITIZER banner; not compute-sanitizer output",
                       origin);
-  if (!summary_seen)
+  if (!summary_seen && end == SanitizerEnd::kRequireSummary)
     return make_error("parse",
                       "{}: no ERROR SUMMARY line; compute-sanitizer did not finish (it crashed, "
                       "was killed or timed out)",

@@ -53,10 +53,17 @@ struct SanitizerReport {
   std::string summary(std::size_t max_findings) const;
 };
 
-// Parses compute-sanitizer's text output for `tool`. Fails when the "COMPUTE-SANITIZER" banner or
-// the summary line ("ERROR SUMMARY: N errors", or racecheck's "RACECHECK SUMMARY: ... (N errors,
-// M warnings)") is missing: a sanitizer that crashed or was killed must not read as clean.
-Result<SanitizerReport> parse_sanitizer_output(std::string_view text, std::string tool);
+// Whether the output must be whole. kMayBeCut: the output of a sanitizer stopped by its time
+// limit; the findings printed before the stop are returned, with error_count -1 (unknown). Only
+// for locating a failure already known; a verdict never reads a cut output as clean.
+enum class SanitizerEnd { kRequireSummary, kMayBeCut };
+
+// Parses compute-sanitizer's text output for `tool`. Fails when the "COMPUTE-SANITIZER" banner is
+// missing, or (kRequireSummary) the summary line ("ERROR SUMMARY: N errors", or racecheck's
+// "RACECHECK SUMMARY: ... (N errors, M warnings)"): a sanitizer that crashed or was killed must
+// not read as clean.
+Result<SanitizerReport> parse_sanitizer_output(std::string_view text, std::string tool,
+                                               SanitizerEnd end = SanitizerEnd::kRequireSummary);
 
 // {compute-sanitizer, --tool, <tool>, --error-exitcode, 9, --show-backtrace, device, program...}.
 // --error-exitcode 9: with errors found the sanitizer exits 9, a code ptxbench-runner never uses

@@ -48,6 +48,9 @@ Status CandidateLibrary::load(const std::string& so_path, const std::string& exp
   if (!layout.ok()) return layout.error().with_context(so_path);
   layout_ = std::move(layout).value();
   invoke_ = invoke;
+  // Looked up through the candidate's handle: its own dependency tree, so the runtime it links.
+  // cudaError_t is an enum with int as its underlying type.
+  last_error_ = reinterpret_cast<int (*)()>(::dlsym(handle, "cudaGetLastError"));
   return ok_status();
 }
 

@@ -30,12 +30,19 @@ class CandidateLibrary {
 
   bool loaded() const { return invoke_ != nullptr; }
   InvokeFunction invoke() const { return invoke_; }
+  // The candidate's CUDA runtime's last error (and clears it), 0 when it has none. The runner
+  // links cudart statically and the candidate the shared libcudart (-cudart shared): two runtime
+  // instances, each with its own per-thread last error, so a launch the candidate's runtime
+  // refused (too many threads, too much dynamic shared memory) is only visible through its own
+  // cudaGetLastError. Diagnostic only: it names the error of a call in which no kernel ran.
+  int take_last_error() const { return last_error_ != nullptr ? last_error_() : 0; }
   const std::string& signature() const { return signature_; }
   const std::vector<ParamSlot>& layout() const { return layout_; }
 
  private:
   void* handle_ = nullptr;
   InvokeFunction invoke_ = nullptr;
+  int (*last_error_)() = nullptr;  // cudaGetLastError of the candidate's runtime, if it has one
   std::string signature_;
   std::vector<ParamSlot> layout_;
 };

@@ -175,11 +175,6 @@ Result<Json> RunnerService::handle_call(const Json& request) {
   cudaError_t stream_status = cudaSuccess;
   cudaError_t last_error = cudaSuccess;
   if (!reply.cuda_error) {
-    // A launch refused for its configuration (too many threads, too much dynamic shared
-    // memory) enqueues nothing and only sets this thread's last error: cleared here, read after
-    // the call, and reported only when no kernel ran (collect_activity), so a host API error
-    // the candidate ignores never fails a call that did its work.
-    (void)cudaGetLastError();
     InvokeFunction invoke = candidate_.invoke();
     void* const* params = sets_.params(call.set);
     if (cupti_) reply.host_start_ns = cupti_now();
@@ -187,7 +182,15 @@ Result<Json> RunnerService::handle_call(const Json& request) {
     {
       CandidatePhase phase;
       auto window = correlation(false, reply.external_id);
+      // A launch refused for its configuration (too many threads, too much dynamic shared
+      // memory) enqueues nothing and only sets this thread's last error in the candidate's
+      // runtime (candidate_library.h). It is set at the launch, so it is cleared and read here,
+      // inside the candidate's phase (the symbol comes from the candidate's side), and reported
+      // only when no kernel ran (below), so a host API error the candidate ignores never fails a
+      // call that did its work.
+      (void)candidate_.take_last_error();
       invoke(params);
+      last_error = static_cast<cudaError_t>(candidate_.take_last_error());
     }
     stream_status = cudaStreamSynchronize(stream_);
     const auto wall_end = std::chrono::steady_clock::now();
@@ -196,8 +199,6 @@ Result<Json> RunnerService::handle_call(const Json& request) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall_end - wall_start).count());
     if (stream_status != cudaSuccess)
       reply.cuda_error = cuda_error_info(stream_status, "cudaStreamSynchronize");
-    else
-      last_error = cudaGetLastError();
   }
 
   // ---- collection: every record of finished work exists after a device-wide synchronize ----

@@ -205,7 +205,11 @@ Result<ProcessSpec> EvalSandbox::wrap_debug_run(ProcessSpec spec, const ScratchE
     spec.env = std::move(env);
     return spec;
   }
-  PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(false, SeccompProfile::kRunner));
+  // The profiler profile, as for compute-sanitizer over the same self-contained call: the
+  // driver's core-dump writer, which runs in the candidate's process, opens a socket of a
+  // family the runner profile traps (seen on the H200: SIGSYS on `socket` before any dump was
+  // written). The namespace still has loopback only, and no runner channel is pinned here.
+  PTXB_ASSIGN_OR_RETURN(SandboxPolicy p, policy(false, SeccompProfile::kProfiler));
   p.scratch_tmpfs = false;
   p.file_size_bytes = file_size_bytes;
   for (std::string& entry : env_for(p.scratch_dir)) p.set_env.push_back(std::move(entry));

@@ -61,7 +61,7 @@ class EvalSandbox {
   // `spec` (a profiler over the self-contained runner) wrapped in the sandbox; unchanged when
   // the sandbox is off, except that `library_in_slot` adds the reference variables.
   Result<ProcessSpec> wrap_tool(ProcessSpec spec, bool library_in_slot);
-  // The debug stage's self-contained runner (it writes a CUDA core dump): the runner policy with
+  // The debug stage's self-contained runner (it writes a CUDA core dump): the profiler policy with
   // the variables `env_for(scratch)` added, files capped at `file_size_bytes`, and a scratch
   // folder on disk rather than a tmpfs, so that the dump and the driver's pipe can be reached
   // from outside the sandbox. Its path is returned in `scratch_dir` (a folder of the staging

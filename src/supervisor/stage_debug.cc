@@ -67,9 +67,18 @@ void run_sanitizer(DebugRun& run) {
   }
   const std::string output = ran->stdout_text + ran->stderr_text;
   run.record.sanitizer_output = cap_log(output, kRawOutputCap);
-  if (ran->timed_out)
-    return run.note(
-        fmt::format("compute-sanitizer: no result within {:.0f} s", debug_seconds(limit)));
+  if (ran->timed_out) {
+    // A fault in every thread of a large grid is reported thread by thread for minutes; what
+    // memcheck printed before the limit still locates it.
+    auto cut = parse_sanitizer_output(output, "memcheck", SanitizerEnd::kMayBeCut);
+    if (cut.ok()) run.record.fault = most_precise_fault(*cut);
+    return run.note(fmt::format(
+        "compute-sanitizer: stopped after {:.0f} s{}", debug_seconds(limit),
+        run.record.fault ? fmt::format(", {} findings printed by then; the fault is the most "
+                                       "precise of them",
+                                       cut->findings.size())
+                         : " with no finding printed"));
+  }
   auto report = parse_sanitizer_output(output, "memcheck");
   if (!report.ok()) return run.note("compute-sanitizer: " + report.error().message);
   run.record.fault = most_precise_fault(*report);

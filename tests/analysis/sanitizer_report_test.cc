@@ -163,6 +163,28 @@ TEST(SanitizerReport, MissingBannerOrSummaryIsAnError) {
       << unreadable.error().message;
 }
 
+// memcheck stopped by the debug stage's time limit (H200, 2026-12-02, testdata/debug/
+// shared_oob_write.cu: every thread of a large grid writes out of bounds): the banner and the
+// first findings, no summary, the last message cut. kMayBeCut still locates the fault; the
+// default refuses it, so no verdict can read a cut output as clean.
+TEST(SanitizerReport, OutputCutByTheTimeLimitStillLocatesTheFault) {
+  const std::string text = read_sample("memcheck_cut_shared_oob.txt");
+  ASSERT_FALSE(parse_sanitizer_output(text, "memcheck").ok());
+  auto report = parse_sanitizer_output(text, "memcheck", SanitizerEnd::kMayBeCut);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->error_count, -1);
+  ASSERT_GE(report->findings.size(), 5u);
+  const SanitizerFinding& first = report->findings.front();
+  EXPECT_EQ(first.kind, "Invalid __shared__ write of size 4 bytes");
+  EXPECT_EQ(first.file, "kernel.cu");
+  EXPECT_EQ(first.line, 19);
+  EXPECT_EQ(first.block, "(8,0,0)");
+  // Without its banner it is still not sanitizer output.
+  EXPECT_FALSE(
+      parse_sanitizer_output(text.substr(text.find('\n') + 1), "memcheck", SanitizerEnd::kMayBeCut)
+          .ok());
+}
+
 TEST(SanitizerReport, JsonShape) {
   const Json json = parse_ok(read_sample("memcheck_oob.txt"), "memcheck").to_json();
   EXPECT_EQ(json["tool"], "memcheck");

@@ -1683,10 +1683,11 @@ TEST_F(DebugStageTest, AnIllegalAddressIsLocatedBySanitizerAndCudaGdbInTheSandbo
   EXPECT_NE(r.message.find("the debug stage points at kernel.cu:89 (sanitizer)"), std::string::npos)
       << r.message;
   EXPECT_FALSE(r.sanitizer.has_value());  // the debug record holds the memcheck pass
-  // The runner ran in the runner's sandbox, with core dumps on and a scratch folder on disk.
+  // The runner ran in the sandbox with the profilers' seccomp profile (the driver's dump writer
+  // opens a socket the runner profile traps), core dumps on and a scratch folder on disk.
   auto policy = SandboxPolicy::from_json(runner_policy_);
   ASSERT_TRUE(policy.ok()) << policy.error().message;
-  EXPECT_EQ(policy->seccomp, SeccompProfile::kRunner);
+  EXPECT_EQ(policy->seccomp, SeccompProfile::kProfiler);
   EXPECT_FALSE(policy->scratch_tmpfs);
   EXPECT_EQ(policy->file_size_bytes, 256ull << 20);
   EXPECT_TRUE(starts_with(core_file_, policy->scratch_dir + "/core_"));
@@ -1709,6 +1710,31 @@ TEST_F(DebugStageTest, AnIllegalAddressIsLocatedBySanitizerAndCudaGdbInTheSandbo
   EXPECT_EQ(back->debug->to_json(), d.to_json());
   EXPECT_TRUE(std::any_of(r.stage_ms.begin(), r.stage_ms.end(),
                           [](const auto& stage) { return stage.first == "debug"; }));
+}
+
+// memcheck out of time (a fault in every thread of a large grid): what it printed still
+// locates the fault, and the note says the output was cut.
+TEST_F(DebugStageTest, AMemcheckStoppedByItsLimitStillLocatesTheFault) {
+  job_.cuda_gdb_path.clear();
+  job_.request.source = "#define PTXB_TEST_VARIANT 3\n" + testdata("eval/gemm_variants.cu");
+  ProcessResult cut = exited(0, testdata("eval/sanitizer/memcheck_cut_shared_oob.txt"));
+  cut.timed_out = true;
+  tools_.by_tool["/fake/compute-sanitizer"] = cut;
+  candidate_script_ = [](int, CallReply r) -> Result<CallReply> {
+    return illegal_address_reply(r);
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kMemoryError);
+  ASSERT_TRUE(r.debug.has_value());
+  ASSERT_TRUE(r.debug->fault.has_value());
+  EXPECT_EQ(r.debug->fault->line, 19);
+  ASSERT_TRUE(r.debug->points_at.has_value());
+  EXPECT_EQ(r.debug->points_at->source, "sanitizer");
+  ASSERT_FALSE(r.debug->notes.empty());
+  EXPECT_TRUE(starts_with(r.debug->notes.front(), "compute-sanitizer: stopped after "))
+      << r.debug->notes.front();
+  EXPECT_NE(r.debug->notes.front().find("the fault is the most precise of them"),
+            std::string::npos);
 }
 
 TEST_F(DebugStageTest, WithoutTheToolsTheStageSaysSoAndPointsAtTheLaunch) {

@@ -72,16 +72,27 @@ void expect_matches(const std::string& what, const Tensor& candidate, const Tens
 
 TEST(ReferenceFactory, KnowsEveryBackendAndRejectsBadRequests) {
   for (const std::string& name : reference_backend_names()) {
-    bool gemm = name.find("gemm") != std::string::npos;
+    const bool gemm = name.find("gemm") != std::string::npos;
+    const bool gqa = name.find("_gqa_") != std::string::npos;
     for (bool causal : {false, true}) {
       auto backend = make_reference(name, causal);
-      if (gemm && causal) {
-        EXPECT_FALSE(backend.ok()) << name;
+      // The GEMMs have no mask; a GQA backend has exactly one (decode none, prefill causal).
+      const bool gqa_mask = name.find("prefill") != std::string::npos;
+      if ((gemm && causal) || (gqa && causal != gqa_mask)) {
+        EXPECT_FALSE(backend.ok()) << name << " causal " << causal;
+        continue;
+      }
+      // A build without FlashInfer knows the names and refuses them with the way to get them.
+      if (name.rfind("flashinfer_", 0) == 0 && !flashinfer_built()) {
+        ASSERT_FALSE(backend.ok()) << name;
+        EXPECT_NE(backend.error().message.find("-DPTXB_WITH_FLASHINFER=ON"), std::string::npos)
+            << backend.error().message;
         continue;
       }
       ASSERT_TRUE(backend.ok()) << name << ": " << backend.error().message;
       EXPECT_EQ((*backend)->name(), name);
       EXPECT_EQ((*backend)->causal(), causal);
+      if (gqa) continue;  // parameter counts: tests/references/gqa_reference_test.cc
       EXPECT_EQ((*backend)->num_params(), (*backend)->op() == ReferenceOp::kGemm ? 7
                                           : (*backend)->op() == ReferenceOp::kAttentionForward
                                               ? 10
