@@ -1,6 +1,7 @@
 #include "analysis/ncu_hints.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "core/strings.h"
@@ -99,7 +100,11 @@ std::optional<std::string> speed_of_light(const NcuLaunchMetrics& launch) {
     return facts +
            ": neither is near its peak, so the kernel waits on latency; keep more work "
            "in flight (deeper pipeline, overlap of loads, MMAs and the epilogue).";
-  return facts + ".";
+  // Between the two thresholds: one unit is busy but not the limit; the stalls below say what
+  // holds the warps back.
+  return facts +
+         ": neither unit is the limit yet; what holds the warps back is in the stall reasons "
+         "(overlap the softmax or epilogue with the MMAs, fewer barriers per tile).";
 }
 
 std::optional<std::string> warp_stalls(const NcuLaunchMetrics& launch) {
@@ -187,6 +192,28 @@ std::optional<std::string> memory_traffic(const NcuLaunchMetrics& launch) {
 
 }  // namespace
 
+// Itanium names are <length><identifier> pieces; a plain name ("_Z9bwd_dq_dkPK...") has one, a
+// nested one ("_ZN" pieces "E") ends with the function's. A small bounded reader of the
+// candidate's untrusted names rather than a demangler.
+std::string kernel_label(const std::string& name) {
+  if (name.rfind("_Z", 0) != 0) return name;
+  std::size_t at = 2;
+  const bool nested = at < name.size() && name[at] == 'N';
+  if (nested) ++at;
+  std::string last;
+  while (at < name.size() && std::isdigit(static_cast<unsigned char>(name[at]))) {
+    std::size_t length = 0;
+    while (at < name.size() && std::isdigit(static_cast<unsigned char>(name[at])) &&
+           length < name.size())
+      length = length * 10 + static_cast<std::size_t>(name[at++] - '0');
+    if (length == 0 || length > name.size() - at) return name;
+    last = name.substr(at, length);
+    at += length;
+    if (!nested) break;
+  }
+  return last.empty() ? name : last;
+}
+
 std::vector<NcuLaunchMetrics> hint_metrics_of(const std::vector<NcuLaunch>& launches) {
   std::vector<NcuLaunchMetrics> out;
   for (const NcuLaunch& launch : launches) {
@@ -225,8 +252,8 @@ std::vector<std::string> profiler_hint_sentences(const std::vector<NcuLaunchMetr
       if (!sentence) continue;
       if (first && launches.size() > 1 && total_ns > 0) {
         double share = 100 * metric_of(*longest, "gpu__time_duration.sum").value_or(0) / total_ns;
-        *sentence = fmt::format("In {} ({} of the call's GPU time): {}", longest->kernel,
-                                pct_text(share), *sentence);
+        *sentence = fmt::format("In {} ({} of the call's GPU time): {}",
+                                kernel_label(longest->kernel), pct_text(share), *sentence);
       }
       first = false;
       sentences.push_back(std::move(*sentence));

@@ -45,7 +45,7 @@ TEST(NcuHintsSentences, SpillsFirstThenTheLongestLaunchInFiveSentences) {
             "or give this warpgroup more with setmaxnreg.");
   // 2.4 of 3.0 ms: 80 %. SM 38.2 %, memory 81.4 % ≥ 60 %: memory-bound.
   EXPECT_EQ(sentences[1],
-            "In _Z9bwd_dq_dkPK13__nv_bfloat16 (80 % of the call's GPU time): Compute (SM) "
+            "In bwd_dq_dk (80 % of the call's GPU time): Compute (SM) "
             "throughput is 38 % of peak and memory throughput 81 % of peak: the kernel is "
             "memory-bound; cut the bytes moved (reuse tiles in shared memory, TMA multicast "
             "across a cluster) before tuning the math.");
@@ -93,6 +93,35 @@ TEST(NcuHintsSentences, ALatencyBoundSingleLaunchIsNotNamed) {
   EXPECT_EQ(sentences[3],
             "DRAM traffic is 120.0 MB read and 8.0 MB written with an L2 hit rate of 10 %.");
   EXPECT_TRUE(profiler_hint_sentences({}, {}).empty());
+}
+
+// The attention forward rung 1 on the H200: 59 % SM and 39 % memory, between the thresholds.
+TEST(NcuHintsSentences, BetweenTheThresholdsTheSentenceStillAdvises) {
+  NcuLaunchMetrics launch;
+  launch.kernel = "_Z10fwd_kernelv";
+  launch.values = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 59.2},
+                   {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 39.4}};
+  auto sentences = profiler_hint_sentences({launch}, {});
+  ASSERT_EQ(sentences.size(), 1u);
+  EXPECT_EQ(sentences[0],
+            "Compute (SM) throughput is 59 % of peak and memory throughput 39 % of peak: neither "
+            "unit is the limit yet; what holds the warps back is in the stall reasons (overlap "
+            "the softmax or epilogue with the MMAs, fewer barriers per tile).");
+}
+
+// ncu's raw page names kernels mangled; a sentence names the function itself. The nested name
+// is the H200's (2026-12-02, the backward rung 1 through `run --profiler-hints`).
+TEST(NcuHintsSentences, KernelLabelReadsTheFunctionOutOfAMangledName) {
+  EXPECT_EQ(kernel_label("_ZN41_GLOBAL__N__966ad472_9_kernel_cu_a73ee1b812dk_dv_kernelE14CUtensor"
+                         "Map_stS0_S0_S0_PKfS2_P13__nv_bfloat16S4_i"),
+            "dk_dv_kernel");
+  EXPECT_EQ(kernel_label("_Z9bwd_dq_dkPK13__nv_bfloat16"), "bwd_dq_dk");
+  EXPECT_EQ(kernel_label("plain_name"), "plain_name");
+  // Lengths past the end, or no piece at all: shown as they are.
+  EXPECT_EQ(kernel_label("_Z99short"), "_Z99short");
+  EXPECT_EQ(kernel_label("_ZN4abcdE"), "abcd");
+  EXPECT_EQ(kernel_label("_Z"), "_Z");
+  EXPECT_EQ(kernel_label("_Z99999999999999999999999x"), "_Z99999999999999999999999x");
 }
 
 }  // namespace
