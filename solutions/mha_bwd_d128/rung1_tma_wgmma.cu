@@ -51,8 +51,8 @@
 //   serialisation warning: D = 128 234 / 155 (causal 254 / 167), D = 96 234 / 155 (causal
 //   254 / 167), D = 64 170 / 122 (causal 192 / 127). D = 128 with PTXB_HEAD_DIM unset compiles
 //   to the same SASS as before the head dim was a define (both masks).
-// d64/d96: compiled and statically checked on the development machine, not yet run on a GPU:
-//   no correctness or speed result exists for them.
+// d64/d96: compiled and statically checked on the development machine; this rung has not yet
+//   run on a GPU at those head dims (rung 2 has: see its top comment).
 //
 // Build: ptxbench tasks solution mha_bwd_d{64,96,128}[_causal] --turn 1 >k.cu &&
 //        ptxbench compile k.cu --task mha_bwd_d{64,96,128}[_causal]

@@ -56,8 +56,8 @@
 //   All variants: 0 spill bytes, no stack (ptxas, CUDA 13.0, 2026-12-02). D = 128 with
 //   PTXB_HEAD_DIM unset compiles to the same SASS as before the head dim was a define (same
 //   instructions and order; ptxas swaps the registers of the two O accumulators).
-// d64/d96: compiled and statically checked on the development machine, not yet run on a GPU:
-//   no correctness or speed result exists for them.
+// d64/d96: compiled and statically checked on the development machine; this rung has not yet
+//   run on a GPU at those head dims (rung 2 has: see its top comment).
 //
 // Build: ptxbench tasks solution mha_with_lse_d{64,96,128}[_causal] --turn 1 >k.cu &&
 //        ptxbench compile k.cu --task mha_with_lse_d{64,96,128}[_causal]
