@@ -59,10 +59,16 @@
 //                  every tile: 2 slabs x (K, V) = 4 one-row TMAs per thread, 512 per tile;
 //                  the page index is loaded before waiting for the free stage. Rows past
 //                  kv_len re-read the request's last page (masked, P = 0).
+//                  Alternative paged gather, "#define PTXB_GQA_PAGED_CPASYNC 1" (also off the
+//                  default; for an A/B on the GPU, or if the one-row swizzled boxes misbehave):
+//                  producer thread r copies row r with 2 x 16 cp.async.cg of 16 B each, chunk c
+//                  stored at chunk c ^ (r % 8) (the TMA 128B-swizzle layout), waits for its own
+//                  copies (cp.async.wait_group), fence.proxy.async (wgmma reads through the async
+//                  proxy), then arrives: kfull/vfull count 128 arrivals, no tx bytes. Q stays TMA.
 //   Shared memory  Q 32 KiB + 3 stages x (K 32 KiB + V 32 KiB) = 224 KiB + 10 barriers + 1 KiB
 //                  alignment slack = 230,480 B (<= 227 KiB opt-in).
-//   Pipeline       depth 3. kfull[s], vfull[s]: 1 arrival (producer thread 0's arrive.expect_tx of
-//                  32 KiB, the full box bytes) + the TMA bytes; empty[s]: 2 arrivals (one per
+//   Pipeline       depth 3. kfull[s], vfull[s]: 1 arrival (producer thread 0's arrive.expect_tx
+//                  of 32 KiB, the full box bytes) + the TMA bytes; empty[s]: 2 arrivals (one per
 //                  consumer warpgroup after its P·V wgmmas of the tile completed). The producer
 //                  refills stage s with tile j once empty[s] completed phase j/3 - 1.
 //   Epilogue       O = acc / l -> bf16x2 4-byte global stores (rows < q_len only); lse = m2 +
@@ -75,7 +81,8 @@
 // ptxas (nvcc 13.0, sm_90a, 2026-12-02), both variants: 168 registers at launch (consumers
 //   raise theirs with setmaxnreg), 0 spill bytes, no stack, no ptxas diagnostic; SASS 24 HGMMA
 //   + 6 UTMALDG (ragged and paged alike: the paged row gather is the same 2 K + 2 V UTMALDG
-//   sites, executed per row).
+//   sites, executed per row). Paged with PTXB_GQA_PAGED_CPASYNC 1: the same, 24 HGMMA + 2
+//   UTMALDG (Q) + 32 LDGSTS.
 // Compiled and statically checked on the development machine, not yet run on a GPU: no
 // correctness or speed result exists. Measured speed: not yet run on a GPU.
 #include <cuda.h>
@@ -91,10 +98,17 @@
 #ifndef PTXB_GQA_PAGED
 #define PTXB_GQA_PAGED 0
 #endif
+// Paged only, alternative K/V gather (not the default): 1 = cp.async 16-byte copies into the
+// swizzled layout (computed XOR) instead of one-row TMA boxes; see the top comment.
+#ifndef PTXB_GQA_PAGED_CPASYNC
+#define PTXB_GQA_PAGED_CPASYNC 0
+#endif
+#define PTXB_GQA_GATHER_CPASYNC (PTXB_GQA_PAGED && PTXB_GQA_PAGED_CPASYNC)
 
 namespace {
 
 constexpr bool kPaged = PTXB_GQA_PAGED != 0;
+constexpr bool kGatherCpAsync = PTXB_GQA_GATHER_CPASYNC != 0;
 
 constexpr int kD = 128;            // head dim (task constant)
 constexpr int kBM = 128;           // query rows per CTA
@@ -136,6 +150,9 @@ struct Params {
   const int32_t* qo_indptr;
   const int32_t* kv_indptr;
   const int32_t* kv_indices;  // paged only
+  const __nv_bfloat16* k;     // paged cp.async gather only
+  const __nv_bfloat16* v;
+  int num_kv_heads;
   __nv_bfloat16* out;
   float* lse;
   int num_requests;
@@ -143,6 +160,21 @@ struct Params {
   int group;  // num_qo_heads / num_kv_heads
   float scale_log2;  // sm_scale * log2(e)
 };
+
+#if PTXB_GQA_GATHER_CPASYNC
+// cp.async gather (PTXB_GQA_PAGED_CPASYNC 1): 16 bytes global -> shared, L2 only.
+__device__ __forceinline__ void cp_async_16(uint32_t smem_dst, const void* gmem_src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_dst), "l"(gmem_src)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+#endif
 
 __device__ __forceinline__ float quad_max(float v) {
   v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
@@ -200,8 +232,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tid == 0) {
     ptxb::mbar_init(qfull, 1);
     for (int s = 0; s < kStages; ++s) {
-      ptxb::mbar_init(&kfull[s], 1);                    // producer thread 0's arrive.expect_tx
-      ptxb::mbar_init(&vfull[s], 1);
+      // Producer thread 0's arrive.expect_tx (TMA), or every producer thread's arrival after
+      // its own cp.async copies landed (cp.async gather).
+      ptxb::mbar_init(&kfull[s], kGatherCpAsync ? 128 : 1);
+      ptxb::mbar_init(&vfull[s], kGatherCpAsync ? 128 : 1);
       ptxb::mbar_init(&empty[s], kConsumerWarpgroups);  // one elected thread per warpgroup
     }
     ptxb::fence_mbarrier_init();  // inits visible to the async proxy before TMA signals them
@@ -243,7 +277,42 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Stage s last held tile j - kStages; empty[s] completes phase n when tile s + n*kStages
       // was released by both consumer warpgroups.
       if (j >= kStages) ptxb::mbar_wait(&empty[s], static_cast<uint32_t>(j / kStages - 1) & 1u);
-#if PTXB_GQA_PAGED
+#if PTXB_GQA_GATHER_CPASYNC
+      {
+        // Row r = wg_tid of the tile: 2 slabs x 8 chunks of 16 B per tensor, chunk c of slab row
+        // r stored at chunk c ^ (r % 8) -- the layout TMA's 128B swizzle gives the 1024-aligned
+        // slab. Each thread waits for its own copies, fences them into the async proxy (wgmma
+        // reads through it) and then arrives: the writer-side pattern of generic-proxy stores.
+        const int r = wg_tid;
+        const int64_t src_row = (static_cast<int64_t>(page) * p.num_kv_heads + kv_head) * kD;
+        const uint32_t k_row = ptxb::smem_u32(k_dst) + static_cast<uint32_t>(r) * kRowBytes;
+        const uint32_t v_row = ptxb::smem_u32(v_dst) + static_cast<uint32_t>(r) * kRowBytes;
+#pragma unroll
+        for (int slab = 0; slab < kSlabs; ++slab) {
+#pragma unroll
+          for (int c = 0; c < 8; ++c) {
+            cp_async_16(k_row + slab * kSlabBytes + ((c ^ (r & 7)) << 4),
+                        p.k + src_row + slab * kSlabCols + c * 8);
+          }
+        }
+        cp_async_commit();
+#pragma unroll
+        for (int slab = 0; slab < kSlabs; ++slab) {
+#pragma unroll
+          for (int c = 0; c < 8; ++c) {
+            cp_async_16(v_row + slab * kSlabBytes + ((c ^ (r & 7)) << 4),
+                        p.v + src_row + slab * kSlabCols + c * 8);
+          }
+        }
+        cp_async_commit();
+        cp_async_wait<1>();  // this thread's K copies landed
+        ptxb::fence_proxy_async_smem();
+        ptxb::mbar_arrive(&kfull[s]);
+        cp_async_wait<0>();  // and its V copies
+        ptxb::fence_proxy_async_smem();
+        ptxb::mbar_arrive(&vfull[s]);
+      }
+#elif PTXB_GQA_PAGED
       if (wg_tid == 0) {
         // One arrival + the full tile bytes (128 rows x 2 slabs x 128 B) per barrier. The other
         // threads' row boxes may complete before this (tx-count may go transiently negative);
@@ -524,6 +593,9 @@ void run(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
   prm.qo_indptr = qo_indptr;
   prm.kv_indptr = kv_indptr;
   prm.kv_indices = kv_indices;
+  prm.k = k;
+  prm.v = v;
+  prm.num_kv_heads = static_cast<int>(num_kv_heads);
   prm.out = output;
   prm.lse = lse;
   prm.num_requests = static_cast<int>(num_requests);
