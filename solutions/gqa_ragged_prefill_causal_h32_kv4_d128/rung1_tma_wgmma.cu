@@ -33,9 +33,9 @@
 //                    warpgroups 1-2  consumers c = 0, 1, setmaxnreg.inc 232: query rows
 //                                    64c..64c+63 of the 128-row tile, the MHA rung-1 loop
 //                                    (no ping-pong: both consumers run independently).
-//                  (A 9-warp CTA, 2 consumer warpgroups + 1 producer warp, is capped at 168
-//                  registers: 3 warps share one SM sub-partition's 16K registers; the MHA
-//                  rung-1 loop wants ~200.)
+//                  (A 9-warp CTA, 2 consumer warpgroups + 1 producer warp, would be capped at
+//                  168 registers: 3 warps share one SM sub-partition's 16K registers. This loop
+//                  uses up to R161; rung 2's, with the same producer, up to R200.)
 //   Per KV tile j  (128 keys), per consumer warpgroup, exactly as the MHA rung 1:
 //                  S(64x128 fp32) = Q_w · K_j^T   8 x wgmma.m64n128k16 SS (K-major A and B)
 //                  [mask: key > query + kv_len - q_len or key >= kv_len -> -inf, only in tiles
