@@ -71,6 +71,8 @@
 //                  of 32 KiB, the full box bytes) + the TMA bytes; empty[s]: 2 arrivals (one per
 //                  consumer warpgroup after its P·V wgmmas of the tile completed). The producer
 //                  refills stage s with tile j once empty[s] completed phase j/3 - 1.
+//                  Paged (TMA rows): thread 0's arrive.expect_tx precedes every row box of the
+//                  fill (named barrier 3 over the 128 producer threads after it).
 //   Epilogue       O = acc / l -> bf16x2 4-byte global stores (rows < q_len only); lse = m2 +
 //                  log2 l (base 2) by lane%4 == 0 for its two rows; l == 0 -> O 0, lse -inf.
 //
@@ -314,12 +316,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
 #elif PTXB_GQA_PAGED
       if (wg_tid == 0) {
-        // One arrival + the full tile bytes (128 rows x 2 slabs x 128 B) per barrier. The other
-        // threads' row boxes may complete before this (tx-count may go transiently negative);
-        // the phase cannot complete before this, its only arrival.
+        // One arrival + the full tile bytes (128 rows x 2 slabs x 128 B) per barrier.
         ptxb::mbar_arrive_expect_tx(&kfull[s], kTileBytes);
         ptxb::mbar_arrive_expect_tx(&vfull[s], kTileBytes);
       }
+      // No row box of this fill is issued before its bytes are expected (no reliance on a
+      // transiently negative tx-count): named barrier 3 over the 128 producer threads (the
+      // consumers' ping-pong in rung 2 uses 1 and 2).
+      ptxb::named_barrier_sync(3, 128);
       const uint32_t row_off = static_cast<uint32_t>(wg_tid) * kRowBytes;
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab) {
