@@ -589,7 +589,7 @@ void run(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_bfloat
   const __nv_bfloat16* v = v_cache;
   const int64_t kv_rows = num_pages;  // page_size == 1: one key row per page
   const char* name = "gqa_paged_prefill_causal_h24_kv8_d128_ps1";
-  const bool shape_ok = page_size == 1 && num_pages > 0 && num_kv_indices >= 0;
+  const bool shape_ok = page_size == 1 && num_pages >= 0 && num_kv_indices >= 0;
 #else
 void run(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
          const int32_t* qo_indptr, const int32_t* kv_indptr, float sm_scale,
@@ -599,7 +599,7 @@ void run(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
   const int32_t* kv_indices = nullptr;
   const int64_t kv_rows = total_kv;
   const char* name = "gqa_ragged_prefill_causal_h32_kv4_d128";
-  const bool shape_ok = total_kv > 0;
+  const bool shape_ok = total_kv >= 0;
 #endif
   const int64_t num_requests = len_indptr - 1;
   if (num_requests <= 0 || total_q <= 0) return;  // no query rows: nothing to write
@@ -607,7 +607,7 @@ void run(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
       num_qo_heads % num_kv_heads != 0 || num_qo_heads > 65535 || kv_rows >= (int64_t{1} << 31) ||
       total_q >= (int64_t{1} << 31)) {
     std::fprintf(stderr,
-                 "%s rung1: unsupported shape Hq=%lld Hkv=%lld D=%lld total_q=%lld kv_rows=%lld\n",
+                 "%s rung2: unsupported shape Hq=%lld Hkv=%lld D=%lld total_q=%lld kv_rows=%lld\n",
                  name, static_cast<long long>(num_qo_heads), static_cast<long long>(num_kv_heads),
                  static_cast<long long>(head_dim), static_cast<long long>(total_q),
                  static_cast<long long>(kv_rows));
@@ -621,24 +621,46 @@ void run(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
                               static_cast<uint64_t>(total_q)};
   const uint64_t q_strides[2] = {kD * 2, static_cast<uint64_t>(num_qo_heads) * kD * 2};
   const uint32_t q_box[3] = {kSlabCols, 1, kBM};
+  // No key at all (every kv_len is 0): the kernel never loads K/V, but the maps must still
+  // encode, so they then describe (never read) a valid region of q (Hkv <= Hq heads per row).
+  const bool kv_empty = kv_rows <= 0;
+  const void* k_base = kv_empty ? static_cast<const void*>(q) : static_cast<const void*>(k);
+  const void* v_base = kv_empty ? static_cast<const void*>(q) : static_cast<const void*>(v);
   const uint64_t kv_dims[3] = {kD, static_cast<uint64_t>(num_kv_heads),
-                               static_cast<uint64_t>(kv_rows)};
+                               static_cast<uint64_t>(kv_empty ? total_q : kv_rows)};
   const uint64_t kv_strides[2] = {kD * 2, static_cast<uint64_t>(num_kv_heads) * kD * 2};
   const uint32_t kv_box[3] = {kSlabCols, 1, kv_box_rows};
-  CUtensorMap tmap_q, tmap_k, tmap_v;
-  if (ptxb::make_tensor_map(&tmap_q, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 3, q, q_dims,
-                            q_strides, q_box, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
-      ptxb::make_tensor_map(&tmap_k, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 3, k, kv_dims,
-                            kv_strides, kv_box, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
-      ptxb::make_tensor_map(&tmap_v, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 3, v, kv_dims,
-                            kv_strides, kv_box, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS) {
-    return;  // make_tensor_map already printed the reason
+  // Tensor maps depend only on the pointers and the shape: cached across calls (allowed
+  // launch setup, keyed by every input of the encoding).
+  static CUtensorMap tmap_q, tmap_k, tmap_v;
+  static uint64_t cache_key[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  static bool cache_valid = false;
+  const uint64_t key[8] = {reinterpret_cast<uint64_t>(q), reinterpret_cast<uint64_t>(k_base),
+                           reinterpret_cast<uint64_t>(v_base), static_cast<uint64_t>(total_q),
+                           kv_dims[2], static_cast<uint64_t>(num_qo_heads),
+                           static_cast<uint64_t>(num_kv_heads), kv_box_rows};
+  bool hit = cache_valid;
+  for (int i = 0; i < 8; ++i) hit = hit && cache_key[i] == key[i];
+  if (!hit) {
+    cache_valid = false;
+    if (ptxb::make_tensor_map(&tmap_q, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 3, q, q_dims,
+                              q_strides, q_box, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
+        ptxb::make_tensor_map(&tmap_k, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 3, k_base, kv_dims,
+                              kv_strides, kv_box, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS ||
+        ptxb::make_tensor_map(&tmap_v, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, 3, v_base, kv_dims,
+                              kv_strides, kv_box, ptxb::SmemSwizzle::k128B) != CUDA_SUCCESS) {
+      return;  // make_tensor_map already printed the reason
+    }
+    cudaFuncSetAttribute(gqa_prefill_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         kSmemBytes);
+    for (int i = 0; i < 8; ++i) cache_key[i] = key[i];
+    cache_valid = true;
   }
   // Upper bound on sum_b ceil(q_len_b / 128) without reading the indptrs on the host.
   const int64_t tile_bound = (total_q + (kBM - 1) * num_requests) / kBM;
   const int64_t blocks = tile_bound * num_qo_heads;
   if (blocks >= (int64_t{1} << 31)) {
-    std::fprintf(stderr, "%s rung1: grid too large (%lld CTAs)\n", name,
+    std::fprintf(stderr, "%s rung2: grid too large (%lld CTAs)\n", name,
                  static_cast<long long>(blocks));
     return;
   }
@@ -655,8 +677,6 @@ void run(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v,
   prm.num_qo_heads = static_cast<int>(num_qo_heads);
   prm.group = static_cast<int>(num_qo_heads / num_kv_heads);
   prm.scale_log2 = sm_scale * kLog2e;
-  cudaFuncSetAttribute(gqa_prefill_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                       kSmemBytes);
   gqa_prefill_kernel<<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, stream>>>(
       tmap_q, tmap_k, tmap_v, prm);
 }
