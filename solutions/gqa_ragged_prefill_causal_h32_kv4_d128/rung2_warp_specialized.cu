@@ -23,15 +23,17 @@
 //                  bound = (total_q + 127 * num_requests) / 128 >= sum_b ceil(q_len_b / 128).
 //                  CTA L: head h = L % Hq (heads fastest: the Hq/Hkv heads sharing a KV head run
 //                  side by side and share K/V in L2), t = L / Hq walks the requests in order
-//                  (a linear scan of qo_indptr, every thread, L1-broadcast loads); inside a
-//                  request the query tiles are taken last-first (heaviest causal tile first).
+//                  (every warp: lane i loads request i's four indptr values at once, a shuffle
+//                  prefix sum of the tile counts finds the owner; one L2 round trip per 32
+//                  requests); inside a request the query tiles are taken last-first (heaviest
+//                  causal tile first).
 //                  CTAs with t past the last tile exit at once (at most num_requests*Hq).
 //   Threads        384 = 3 warpgroups, __launch_bounds__(384, 1) (168 registers at launch):
 //                    warpgroup 0     producer, setmaxnreg.dec 40: issues every TMA (ragged:
 //                                    thread 0 alone; paged: all 128 threads, see Loads);
 //                    warpgroups 1-2  consumers c = 0, 1, setmaxnreg.inc 232: query rows
 //                                    64c..64c+63 of the 128-row tile, the MHA rung-2 loop
-//                                    (ping-pong, below); they use up to R200.
+//                                    (ping-pong, below); they use up to R201.
 //                  (A 9-warp CTA, 2 consumer warpgroups + 1 producer warp, would be capped at
 //                  168 registers: 3 warps share one SM sub-partition's 16K registers.)
 //   Consumer round r (r = 0..n, n = KV tiles of this query tile; as the MHA rung 2):
@@ -87,7 +89,7 @@
 //        (paged: the same with "#define PTXB_GQA_PAGED 1" in front, --task
 //        gqa_paged_prefill_causal_h24_kv8_d128_ps1)
 // ptxas (nvcc 13.0, sm_90a, 2026-12-02), both variants: 168 registers at launch (consumers
-//   raise theirs with setmaxnreg to 232 and use up to R200), 0 spill bytes, no stack, no ptxas
+//   raise theirs with setmaxnreg to 232 and use up to R201), 0 spill bytes, no stack, no ptxas
 //   diagnostic (no wgmma serialisation warning); SASS 48 HGMMA + 6 UTMALDG (ragged and paged
 //   alike). Paged with PTXB_GQA_PAGED_CPASYNC 1: 48 HGMMA + 2 UTMALDG (Q) + 32 LDGSTS.
 // Compiled and statically checked on the development machine, not yet run on a GPU: no
@@ -199,26 +201,44 @@ __global__ void __launch_bounds__(kThreads, 1)
   // ---- work item: (request, query tile, head); uniform over the CTA ----
   const int head = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.num_qo_heads));
   int t = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.num_qo_heads));
-  int req = -1, q_tile = 0, q_begin = 0, q_len = 0;
+  int req = -1, q_tile = 0, q_begin = 0, q_len = 0, kv_begin = 0, kv_len = 0;
   {
-    int prev = __ldg(p.qo_indptr);
-    for (int r = 0; r < p.num_requests; ++r) {
-      const int next = __ldg(p.qo_indptr + r + 1);
-      const int nt = next > prev ? (next - prev + kBM - 1) / kBM : 0;
-      if (t < nt) {
-        req = r;
-        q_tile = nt - 1 - t;  // heaviest (last) causal tile of the request first
-        q_begin = prev;
-        q_len = next - prev;
+    // Warp-parallel scan (every warp of the CTA computes the same answer): lane i holds request
+    // base + i, whose 4 indptr loads are all in flight at once (one L2 round trip per 32
+    // requests instead of a dependent chain), an inclusive prefix sum of the requests' tile
+    // counts finds the request that owns tile t. Uniform over the CTA.
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    for (int base = 0; base < p.num_requests; base += 32) {
+      const int r = base + lane;
+      const bool valid = r < p.num_requests;
+      const int lo = valid ? __ldg(p.qo_indptr + r) : 0;
+      const int hi = valid ? __ldg(p.qo_indptr + r + 1) : 0;
+      const int kv_lo = valid ? __ldg(p.kv_indptr + r) : 0;
+      const int kv_hi = valid ? __ldg(p.kv_indptr + r + 1) : 0;
+      const int nt = hi > lo ? (hi - lo + kBM - 1) / kBM : 0;
+      int incl = nt;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const int v = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += v;
+      }
+      const int excl = incl - nt;
+      const unsigned hit = __ballot_sync(0xffffffffu, t >= excl && t < incl);
+      if (hit != 0u) {
+        const int src = __ffs(hit) - 1;
+        req = base + src;
+        // Heaviest (last) causal tile of the request first.
+        q_tile = __shfl_sync(0xffffffffu, incl, src) - 1 - t;
+        q_begin = __shfl_sync(0xffffffffu, lo, src);
+        q_len = __shfl_sync(0xffffffffu, hi - lo, src);
+        kv_begin = __shfl_sync(0xffffffffu, kv_lo, src);
+        kv_len = max(__shfl_sync(0xffffffffu, kv_hi - kv_lo, src), 0);
         break;
       }
-      t -= nt;
-      prev = next;
+      t -= __shfl_sync(0xffffffffu, incl, 31);
     }
   }
   if (req < 0) return;  // past the last tile (the grid is an upper bound)
-  const int kv_begin = __ldg(p.kv_indptr + req);
-  const int kv_len = max(__ldg(p.kv_indptr + req + 1) - kv_begin, 0);
   const int q0 = q_tile * kBM;                   // first local query row of the tile
   const int diag = kv_len - q_len;               // local query i sees keys j <= i + diag
   const int q_hi = min(q0 + kBM, q_len);         // one past the tile's last real row
