@@ -77,6 +77,8 @@
 //                  fill (named barrier 3 over the 128 producer threads after it).
 //   Epilogue       O = acc / l -> bf16x2 4-byte global stores (rows < q_len only); lse = m2 +
 //                  log2 l (base 2) by lane%4 == 0 for its two rows; l == 0 -> O 0, lse -inf.
+//   Host           one launch on `stream`, no host copy or sync, no scratch memory; the three
+//                  tensor maps are cached across calls, keyed by pointers and shape.
 //
 // Build: ptxbench tasks solution gqa_ragged_prefill_causal_h32_kv4_d128 --turn 1 >k.cu &&
 //        ptxbench compile k.cu --task gqa_ragged_prefill_causal_h32_kv4_d128
