@@ -1,6 +1,6 @@
 // expect: kernel.cu:25 RUNTIME_ERROR (the launch, inferred: the error surfaces at the sync)
 // Debug-stage failure kernel for gemm_n7168_k5120: 2048 threads per block, twice the limit, so
-// the launch fails with cudaErrorInvalidConfiguration; `run` never checks, and the error
+// the launch fails (cudaErrorInvalidValue on CUDA 13, H200); `run` never checks, and the error
 // surfaces at the runner's synchronization. No kernel ran, so neither compute-sanitizer nor
 // cuda-gdb has a device line: the report must point at the launch.
 #include <cuda_bf16.h>
