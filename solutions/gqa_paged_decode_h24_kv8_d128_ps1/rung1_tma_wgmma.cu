@@ -89,7 +89,10 @@
 //   online softmax, masking, epilogue, splits 1/2/3 + combine, an empty request) was replayed
 //   by a host-only C++ emulation against a float64 reference: max |err| 2.3e-3 (bf16 P and
 //   output rounding), lse exact to 1e-6. Not a substitute for the GPU run.
-// Measured speed: not yet run on a GPU.
+// Measured speed (H200, 2026-12-02, clocks as found, CUPTI medians, L2 flushed): 0.0735 ms vs
+//   FlashInfer 0.6.14's BatchDecodeWithPagedKVCacheKernel 0.0948 ms = 1.29x (seed 22; the
+//   replay's two turns 1.285x and 1.286x): 268 MB of K and V in 73.5 us = 3.65 TB/s. PASSED
+//   with GMMA and TMA executed (dynamic_present).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>

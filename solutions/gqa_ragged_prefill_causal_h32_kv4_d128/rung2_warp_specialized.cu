@@ -94,8 +94,12 @@
 //   raise theirs with setmaxnreg to 232 and use up to R201), 0 spill bytes, no stack, no ptxas
 //   diagnostic (no wgmma serialisation warning); SASS 48 HGMMA + 6 UTMALDG (ragged and paged
 //   alike). Paged with PTXB_GQA_PAGED_CPASYNC 1: 48 HGMMA + 2 UTMALDG (Q) + 32 LDGSTS.
-// Compiled and statically checked on the development machine, not yet run on a GPU: no
-// correctness or speed result exists. Measured speed: not yet run on a GPU.
+// Measured speed (H200, 2026-12-02, clocks as found, CUPTI medians, L2 flushed; FlashInfer
+//   0.6.14's SM90 prefill as the reference), all PASSED with GMMA and TMA executed:
+//   ragged 0.2979 ms vs 0.2519 ms = 0.846x (seed 22; replay turn 2 0.843x); paged with the
+//   per-row TMA gather 0.545x (seed 22), with PTXB_GQA_PAGED_CPASYNC 1 0.635x (seed 23).
+//   The paged task stays below the 0.8x goal: 768 one-per-SM CTAs of ~4.5 KV tiles each pay
+//   their prologue and the wave tail on a 0.08 ms problem (FlashInfer runs 132 persistent CTAs).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
