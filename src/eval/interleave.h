@@ -1,5 +1,5 @@
 // Interleaved timing (timing fidelity): the arithmetic and the record, pure C++; the GPU loop is
-// supervisor/stage_timing.cc.
+// supervisor/stage_interleave.cc.
 //
 // Timed one after the other, the reference and the candidate see different clocks: on the H200
 // a sustained backward pass drifts from 1980 to 1770-1860 MHz within seconds (sw_power_cap), so

@@ -56,7 +56,7 @@ struct TimingPolicy {
   // evaluation (INFRA_ERROR `reference_drift`; eval/interleave.h rule 4).
   double drift_limit = 0.02;
   // Attempts after a void by the drift rules, each after a new solo calibration of the
-  // reference (supervisor/stage_timing.cc interleaved_timing).
+  // reference (supervisor/stage_interleave.cc interleaved_timing).
   int drift_retries = 1;
   // The reference implementation's recipe as well (--timing-protocol paper; eval/paper_timing.h):
   // both sides again with its method after ours, and the speedup reported is its.

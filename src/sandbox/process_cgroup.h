@@ -93,7 +93,7 @@ class ProcessCgroup {
 // Freezes (`frozen` true) or thaws the group at `group_dir`: writes cgroup.freeze, then polls
 // cgroup.events until its "frozen" line agrees (up to `wait`). Frozen tasks do not run at all, on
 // any CPU, until thawed; GPU work they already submitted is not theirs to stop (interleaved
-// timing: supervisor/stage_timing.cc).
+// timing: supervisor/stage_interleave.cc).
 Status set_group_frozen(CgroupFs& fs, const std::string& group_dir, bool frozen,
                         std::chrono::milliseconds wait);
 

@@ -38,7 +38,7 @@ struct RunnerSide {
   std::string cgroup_dir;
 };
 
-// What timing one side produced (stage_timing.cc time_side).
+// What timing one side produced (side_sampler.cc time_side).
 struct SideTiming {
   TimingStats stats;
   std::optional<Finding> failure;

@@ -44,10 +44,13 @@ StageOutcome stage_reference(EvalContext& ctx);
 // stage_correctness.cc: starts the candidate runner; trials, write check, input check.
 StageOutcome stage_correctness(EvalContext& ctx);
 
-// stage_timing.cc: warm-up and samples on one side (candidate samples also run the
+// side_sampler.cc: warm-up and samples on one side (candidate samples also run the
 // anti-caching refreshes).
 SideTiming time_side(EvalContext& ctx, RunnerSide& side, bool is_candidate,
                      std::chrono::milliseconds call_limit);
+// stage_interleave.cc: reference and candidate in interleaved blocks, with the drift rules and
+// retries; kContinue with ctx.candidate_timing and the workload's timings set.
+StageOutcome interleaved_timing(EvalContext& ctx);
 // stage_timing.cc: the candidate's timed samples.
 StageOutcome stage_timing(EvalContext& ctx);
 // stage_timing.cc: the fresh-input tripwire, the GPU-state guard, the runner's shutdown, the

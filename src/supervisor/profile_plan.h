@@ -23,7 +23,7 @@
 
 namespace ptxb {
 
-// What the timed samples launched (stage_timing.cc adds every sample's reply).
+// What the timed samples launched (side_sampler.cc adds every sample's reply).
 struct TimedKernels {
   std::vector<std::uint32_t> per_call;  // kernel_count of each timed sample, in order
   std::vector<KernelLaunch> launches;   // distinct shapes over all samples, counts summed

@@ -34,7 +34,7 @@ StageOutcome stage_reference(EvalContext& ctx) {
         "reference batch bound: " + f->detail + "\n" + cap_log(reference.session->log(), 4096);
     return ctx.conclude_finding(*f);
   }
-  // Interleaved timing samples it again beside the candidate (stage_timing.cc); otherwise it is
+  // Interleaved timing samples it again beside the candidate (stage_interleave.cc); otherwise it is
   // timed already, and a reference that does not shut down cleanly changes nothing.
   if (policy.interleave || policy.paper)
     ctx.reference = std::move(reference);
