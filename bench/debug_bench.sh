@@ -9,6 +9,8 @@
 #   debug.txt        the feedback's "## Debug" section
 # and checks the kernel.cu line the report points at against the kernel's `expect:` line
 # (debug_bench_summary.py -> $OUT_DIR/debug/summary.md; exit 1 when a report misses).
+# DEBUG_GOLDENS=DIR also writes each result there as the goldens of
+# tests/eval/debug_goldens_test.cc (testdata/debug/h200).
 # Needs BIN (with ptxbench) and OUT_DIR. About 30 s per kernel, 4 at once: under 3 minutes
 # for the 12 kernels, compiles included.
 set -uo pipefail
@@ -36,4 +38,4 @@ export -f debug_one
 export BIN W
 
 ls testdata/debug/*.cu | xargs -P 4 -I{} bash -c 'debug_one {}'
-python3 bench/debug_bench_summary.py testdata/debug "$W"
+python3 bench/debug_bench_summary.py testdata/debug "$W" ${DEBUG_GOLDENS:+"$DEBUG_GOLDENS"}

@@ -1,6 +1,12 @@
 """Summary of bench/debug_bench.sh: per failure kernel, the status, the kernel.cu line the debug
 report points at and the one its `expect:` header names, and the raw tool outputs split out as
-golden files. Exit 1 when a report points elsewhere (or nowhere)."""
+golden files. Exit 1 when a report points elsewhere (or nowhere).
+
+  debug_bench_summary.py KERNELS_DIR OUT_DIR [GOLDENS_DIR]
+
+GOLDENS_DIR (testdata/debug/h200): each kernel's result as <kernel>.result.json, without its
+traces (tests/eval/debug_goldens_test.cc renders its feedback and
+checks it against <kernel>.feedback.txt, written by that test under PTXB_UPDATE_GOLDEN=1)."""
 import json
 import pathlib
 import re
@@ -30,7 +36,13 @@ def judge(line, status, result):
     return "miss", got
 
 
-def main(kernels_dir: str, out_dir: str) -> int:
+def keep_golden(result: dict, goldens: pathlib.Path, name: str):
+    slim = {k: v for k, v in result.items() if k != "traces"}
+    goldens.mkdir(parents=True, exist_ok=True)
+    (goldens / f"{name}.result.json").write_text(json.dumps(slim, indent=1) + "\n")
+
+
+def main(kernels_dir: str, out_dir: str, goldens_dir: str = "") -> int:
     rows, failed = [], False
     for kernel in sorted(pathlib.Path(kernels_dir).glob("*.cu")):
         line, status = expected(kernel)
@@ -46,6 +58,8 @@ def main(kernels_dir: str, out_dir: str) -> int:
         (out / "cuda_gdb.txt").write_text(debug.get("cuda_gdb_output", ""))
         (out / "debug.txt").write_text(debug.get("summary", ""))
         verdict, got = judge(line, status, result)
+        if goldens_dir:
+            keep_golden(result, pathlib.Path(goldens_dir), kernel.stem)
         failed |= verdict in ("miss", "status")
         source = (debug.get("points_at") or {}).get("source", "-")
         notes = "; ".join(debug.get("notes", []))[:120]
@@ -64,4 +78,4 @@ def main(kernels_dir: str, out_dir: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:4]))

@@ -49,6 +49,7 @@ DebugFrame frame_of(const std::smatch& match, bool located) {
 
 Result<CudaGdbReport> parse_cuda_gdb_output(std::string_view text) {
   CudaGdbReport report;
+  bool backtrace_done = false;
   for (const std::string& raw : split_lines(text)) {
     std::string line = trim(raw);
     std::smatch match;
@@ -61,13 +62,14 @@ Result<CudaGdbReport> parse_cuda_gdb_output(std::string_view text) {
         report.exception_file = match[2].str();
         report.exception_line = static_cast<int>(digits_saturating(match[3].str(), INT_MAX));
       }
-    } else if (std::regex_search(line, match, kFrameLine)) {
-      report.frames.push_back(frame_of(match, true));
-    } else if (std::regex_search(line, match, kBareFrameLine)) {
-      report.frames.push_back(frame_of(match, false));
+    } else if (std::regex_search(line, match, kFrameLine) ||
+               std::regex_search(line, match, kBareFrameLine)) {
+      // The first backtrace only: a frame #0 after frames is the second "bt" (argv below).
+      if (match[1].str() == "0" && !report.frames.empty()) backtrace_done = true;
+      if (!backtrace_done) report.frames.push_back(frame_of(match, match.size() > 3));
     } else if (std::regex_search(line, match, kInstructionLine)) {
       if (report.pc.empty()) report.pc = match[1].str();
-      report.instruction = match[2].str();
+      if (report.instruction.empty()) report.instruction = match[2].str();
     }
     // The focus line may also carry other fields; take the first block/thread seen.
     if (report.block.empty() && std::regex_search(line, match, kFocusLine)) {
@@ -152,21 +154,14 @@ Result<CudaGdbReport> CudaGdbReport::from_json(const Json& json) {
 
 std::vector<std::string> cuda_gdb_argv(const std::string& cuda_gdb_path,
                                        const std::string& core_dump_path) {
-  return {cuda_gdb_path,
-          "-batch",
-          "-nx",
-          "-ex",
-          "set pagination off",
-          "-ex",
-          "set confirm off",
-          "-ex",
-          "target cudacore " + core_dump_path,
-          "-ex",
-          "info cuda kernels",
-          "-ex",
-          "bt",
-          "-ex",
-          "x/i $pc"};
+  return {cuda_gdb_path, "-batch", "-nx", "-ex", "set pagination off", "-ex", "set confirm off",
+          "-ex", "target cudacore " + core_dump_path, "-ex", "info cuda kernels", "-ex", "bt",
+          "-ex", "x/i $pc",
+          // A user-triggered dump (a hang) may open without a focus: "bt" then has no device
+          // stack. Focus the first thread of the first kernel and ask again; the parser keeps
+          // the first backtrace it sees, so an exception's own focus wins. (A command that fails
+          // in batch mode prints its error and the next one runs.)
+          "-ex", "cuda kernel 0 block 0,0,0 thread 0,0,0", "-ex", "bt", "-ex", "x/i $pc"};
 }
 
 }  // namespace ptxb

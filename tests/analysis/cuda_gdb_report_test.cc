@@ -100,6 +100,38 @@ TEST(CudaGdbReport, AHangDumpWithABareFrameAndTheInstruction) {
   EXPECT_EQ(report->innermost_in("other.cu"), nullptr);
 }
 
+// The batch command asks twice (cuda_gdb_argv): a dump without a focus answers the first "bt"
+// with no stack and the second, after the focus switch, with the device frames; a dump with a
+// focus answers both, and the first (the faulting thread's) is kept.
+TEST(CudaGdbReport, KeepsTheFirstBacktraceOfTheTwo) {
+  const std::string no_focus_first =
+      "Opening GPU coredump: /s/core_1.nvcudmp\n"
+      "No stack.\n"
+      "No registers.\n"
+      "[Switching focus to CUDA kernel 0, grid 3, block (0,0,0), thread (0,0,0), device 0, sm 0, "
+      "warp 0, lane 0]\n"
+      "#0  0x00007fffd3a7c2b0 in spin<<<(64,1,1),(128,1,1)>>> (flag=0x7f00) at kernel.cu:17\n"
+      "=> 0x7fffd3a7c2b0 <_Z4spinPi+48>:\tLDG.E.STRONG.GPU R0, [R2.64] ;\n";
+  auto hang = parse_cuda_gdb_output(no_focus_first);
+  ASSERT_TRUE(hang.ok()) << hang.error().message;
+  ASSERT_EQ(hang->frames.size(), 1u);
+  EXPECT_EQ(hang->frames[0].line, 17);
+  EXPECT_EQ(hang->block, "(0,0,0)");
+  EXPECT_EQ(hang->instruction, "LDG.E.STRONG.GPU R0, [R2.64] ;");
+
+  const std::string twice =
+      "CUDA Exception: Warp Illegal Address\n"
+      "#0  0x00007fffd3a7c100 in store<<<(8,1,1),(256,1,1)>>> (p=0x0) at kernel.cu:21\n"
+      "=> 0x7fffd3a7c100 <_Z5storePf+64>:\tSTG.E [R2.64], R5 ;\n"
+      "#0  0x00007fffd3a7c0f0 in store<<<(8,1,1),(256,1,1)>>> (p=0x0) at kernel.cu:20\n"
+      "=> 0x7fffd3a7c0f0 <_Z5storePf+48>:\tIMAD R5, R0, R3, RZ ;\n";
+  auto fault = parse_cuda_gdb_output(twice);
+  ASSERT_TRUE(fault.ok()) << fault.error().message;
+  ASSERT_EQ(fault->frames.size(), 1u);
+  EXPECT_EQ(fault->frames[0].line, 21);
+  EXPECT_EQ(fault->instruction, "STG.E [R2.64], R5 ;");
+}
+
 TEST(CudaGdbReport, RoundTripsThroughJsonAndBuildsTheBatchCommand) {
   auto text = read_file(
       std::string(PTXB_TESTDATA_DIR) + "/eval/cuda_gdb/documented_illegal_address.txt", 1 << 20);
@@ -116,6 +148,8 @@ TEST(CudaGdbReport, RoundTripsThroughJsonAndBuildsTheBatchCommand) {
   EXPECT_NE(std::find(argv.begin(), argv.end(), "-nx"), argv.end());
   EXPECT_NE(std::find(argv.begin(), argv.end(), "target cudacore /s/core_1.nvcudmp"), argv.end());
   EXPECT_EQ(argv.back(), "x/i $pc");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "cuda kernel 0 block 0,0,0 thread 0,0,0"),
+            argv.end());
 }
 
 }  // namespace
