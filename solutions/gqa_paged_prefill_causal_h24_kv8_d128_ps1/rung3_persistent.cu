@@ -48,9 +48,10 @@
 //                  if r < n; issue O += P_{r-1}·V_{r-1} (16 x m64n64k16 RS) if r > 0; [hand the
 //                  tensor cores over: named barrier 2-c]; wait S_r; mask; online softmax base 2;
 //                  wait P·V; release stage of tile r-1; O *= alpha; P_r -> bf16 RS fragments.
-//                  After S_{n-1} completed the consumer releases Q (qempty). Per item: O, m, l
-//                  reset; epilogue as rung 2; consumer 0 takes the first turn of every item
-//                  (consumer 1 pre-arrives barrier 1); n = 0: no barrier touched, 0 / -inf.
+//                  After S_{n-1} completed consumer c releases its Q half (qempty[c]). Per
+//                  item: O, m, l reset; epilogue as rung 2; consumer 0 takes the first turn
+//                  of every item (consumer 1 pre-arrives barrier 1); n = 0: no barrier touched,
+//                  0 / -inf.
 //   Gather         page size 1: key row t of tile j = page kv_indices[kv_begin + 128j + t]
 //                  (rows past kv_len re-read the last key's page: masked, P = 0). Warp w of the
 //                  producer owns tile rows 32w..32w+31: lane l loads the page index of row
@@ -66,27 +67,30 @@
 //                  the barrier counts its arrival when its copies have landed (kfull/vfull: 128
 //                  arrivals, no tx bytes). Consumers execute fence.proxy.async after the wait
 //                  (generic-proxy cp.async writes -> async-proxy wgmma reads).
-//   Q              TMA, 3-D map {128, Hq, total_q}, box {64, 1, 128}, 128B swizzle, 2 boxes;
-//                  thread 0 issues item i's Q after its own copies of item i's first tile and
-//                  after qempty completed phase i-1 (both consumers' S GEMMs of item i-1 done),
-//                  then cp.async.bulk.prefetch.tensor (L2) of the next item's Q (the producer
-//                  decodes one item ahead), so the next Q load is an L2 hit.
-//   Shared memory  Q 32 KiB + 3 stages x (K 32 KiB + V 32 KiB) = 224 KiB + 11 barriers +
-//                  indptr cache 2 x 193 x 4 B + 1 KiB alignment slack = 232,032 B (<= 227 KiB).
+//   Q              TMA, 3-D map {128, Hq, total_q}, box {64, 1, 64}, 128B swizzle: consumer c's
+//                  half (rows 64c.., 2 slabs = 2 boxes of 8 KiB, at slab*16K + c*8K, 1024-aligned)
+//                  has its own qfull[c] (1 arrival + 16 KiB tx) / qempty[c] (1 arrival). Thread 0
+//                  issues item i's halves after its own copies of item i's first tile, half c
+//                  once qempty[c] completed phase i-1 (consumer c's S GEMMs of item i-1 done;
+//                  consumer 0, ahead in the ping-pong, gets its next Q first), then
+//                  cp.async.bulk.prefetch.tensor (L2) of the next item's Q (the producer decodes
+//                  one item ahead), so the next Q load is an L2 hit.
+//   Shared memory  Q 32 KiB + 3 stages x (K 32 KiB + V 32 KiB) = 224 KiB + 13 barriers +
+//                  indptr cache 2 x 193 x 4 B + 1 KiB alignment slack = 232,048 B (<= 227 KiB).
 //   Pipeline       depth 3, flat over the CTA's whole item sequence: fill number g (g-th KV tile
 //                  the CTA loads, across items) uses stage g % 3, kfull/vfull phase g / 3; the
 //                  producer refills stage s for fill g once empty[s] (2 arrivals, one per
 //                  consumer warpgroup after its P·V of that tile) completed phase g/3 - 1.
-//                  qfull (1 arrival + 32 KiB tx) / qempty (2 arrivals) phases count the CTA's
-//                  items with n > 0. The producer runs ahead across item boundaries: the next
-//                  item's first tiles and Q load while the consumers finish the last one.
+//                  qfull[c] / qempty[c] phases count the CTA's items with n > 0. The producer
+//                  runs ahead across item boundaries: the next item's first tiles and Q load
+//                  while the consumers finish the last one.
 //   Host           one launch on `stream`, no host copy or sync, no scratch memory; the Q
 //                  tensor map and the SM count are cached.
 //
 // Build: ptxbench compile rung3_persistent.cu --task gqa_paged_prefill_causal_h24_kv8_d128_ps1
 // ptxas (nvcc 13.0, sm_90a, 2026-12-02): 168 registers at launch (producer 56, consumers 224
 //   via setmaxnreg; consumers use up to R198), 0 spill bytes, no stack, no ptxas diagnostic (no
-//   wgmma serialisation warning); SASS 48 HGMMA + 2 UTMALDG (Q) + 2 UTMAPF (Q L2 prefetch) +
+//   wgmma serialisation warning); SASS 48 HGMMA + 4 UTMALDG (Q) + 4 UTMAPF (Q L2 prefetch) +
 //   63 LDGSTS + 3 ARRIVES.LDGSTSBAR (cp.async.mbarrier.arrive.noinc).
 // Compiled and statically checked on the development machine, not yet run on a GPU: no
 // correctness or speed result exists. Measured speed: not yet run on a GPU.
@@ -124,7 +128,8 @@ constexpr uint32_t kQOffset = 0;
 constexpr uint32_t kKOffset = kQOffset + kTileBytes;            // kStages x tile
 constexpr uint32_t kVOffset = kKOffset + kStages * kTileBytes;  // kStages x tile
 constexpr uint32_t kBarOffset = kVOffset + kStages * kTileBytes;
-constexpr uint32_t kNumBarriers = 2 + 3 * kStages;  // qfull, qempty, kfull[], vfull[], empty[]
+// qfull[], qempty[] (one per consumer), kfull[], vfull[], empty[] (one per stage)
+constexpr uint32_t kNumBarriers = 2 * kConsumerWarpgroups + 3 * kStages;
 constexpr uint32_t kCacheOffset = kBarOffset + kNumBarriers * 8;
 constexpr uint32_t kCacheBytes = 2 * (kCacheRequests + 1) * 4;  // qo_indptr, kv_indptr
 constexpr uint32_t kSmemBytes = kCacheOffset + kCacheBytes + 1024;  // + alignment slack
@@ -254,11 +259,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 128B swizzle = XOR of address bits 4-6 with bits 7-9: every operand tile starts on 1024 B.
   uint8_t* smem = smem_raw + ((1024u - (ptxb::smem_u32(smem_raw) & 1023u)) & 1023u);
   uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kBarOffset);
-  uint64_t* qfull = bars;
-  uint64_t* qempty = bars + 1;
-  uint64_t* kfull = bars + 2;
-  uint64_t* vfull = bars + 2 + kStages;
-  uint64_t* empty = bars + 2 + 2 * kStages;
+  uint64_t* qfull = bars;                          // [kConsumerWarpgroups]
+  uint64_t* qempty = bars + kConsumerWarpgroups;   // [kConsumerWarpgroups]
+  uint64_t* kfull = bars + 2 * kConsumerWarpgroups;
+  uint64_t* vfull = kfull + kStages;
+  uint64_t* empty = kfull + 2 * kStages;
   int32_t* cache_qo = reinterpret_cast<int32_t*>(smem + kCacheOffset);
   int32_t* cache_kv = cache_qo + (kCacheRequests + 1);
 
@@ -272,8 +277,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   if (tid == 0) {
-    ptxb::mbar_init(qfull, 1);                      // thread 0's arrive.expect_tx + Q bytes
-    ptxb::mbar_init(qempty, kConsumerWarpgroups);   // one elected thread per consumer
+    for (int c = 0; c < kConsumerWarpgroups; ++c) {
+      ptxb::mbar_init(&qfull[c], 1);   // thread 0's arrive.expect_tx + the 16 KiB of Q_c
+      ptxb::mbar_init(&qempty[c], 1);  // consumer c's elected thread
+    }
     for (int s = 0; s < kStages; ++s) {
       ptxb::mbar_init(&kfull[s], kProducerThreads);  // one noinc arrival per producer thread
       ptxb::mbar_init(&vfull[s], kProducerThreads);
@@ -363,19 +370,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         cp_async_mbar_arrive_noinc(&vfull[s]);
         if (j == 0 && wg_tid == 0) {
-          // Q of this item: after this thread's first-tile copies (they need only a free
-          // stage) and once both consumers' S GEMMs of the previous item completed.
-          if (q_iter > 0) ptxb::mbar_wait(qempty, static_cast<uint32_t>(q_iter - 1) & 1u);
-          ptxb::mbar_arrive_expect_tx(qfull, kTileBytes);
+          // Q of this item, per consumer half (rows 64c..64c+63, 2 boxes of 64 rows x 128 B):
+          // after this thread's first-tile copies (they need only a free stage) and once
+          // consumer c's S GEMMs of the previous item completed (consumer 0 finishes first).
 #pragma unroll
-          for (int sl = 0; sl < kSlabs; ++sl) {
-            ptxb::tma_load(smem + kQOffset + sl * kSlabBytes, &tmap_q, qfull, sl * kSlabCols,
-                           it.head, it.q_begin + it.q0);
+          for (int c = 0; c < kConsumerWarpgroups; ++c) {
+            if (q_iter > 0) ptxb::mbar_wait(&qempty[c], static_cast<uint32_t>(q_iter - 1) & 1u);
+            ptxb::mbar_arrive_expect_tx(&qfull[c], kSlabs * kWarpgroupQBytes);
+#pragma unroll
+            for (int sl = 0; sl < kSlabs; ++sl) {
+              ptxb::tma_load(smem + kQOffset + sl * kSlabBytes + c * kWarpgroupQBytes, &tmap_q,
+                             &qfull[c], sl * kSlabCols, it.head, it.q_begin + it.q0 + 64 * c);
+            }
           }
           if (have_next && nxt.n > 0) {
 #pragma unroll
-            for (int sl = 0; sl < kSlabs; ++sl) {
-              ptxb::tma_prefetch(&tmap_q, sl * kSlabCols, nxt.head, nxt.q_begin + nxt.q0);
+            for (int c = 0; c < kConsumerWarpgroups; ++c) {
+#pragma unroll
+              for (int sl = 0; sl < kSlabs; ++sl) {
+                ptxb::tma_prefetch(&tmap_q, sl * kSlabCols, nxt.head,
+                                   nxt.q_begin + nxt.q0 + 64 * c);
+              }
             }
           }
         }
@@ -521,7 +536,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
     // After S_{n-1} completed: this consumer no longer reads Q of the item.
     auto q_done = [&]() {
-      if (wg_tid == 0) ptxb::mbar_arrive(qempty);
+      if (wg_tid == 0) ptxb::mbar_arrive(&qempty[cw]);
     };
     auto rescale_and_pack = [&](const float(&alpha)[2]) {
 #pragma unroll
@@ -543,7 +558,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // (no named barrier or mbarrier touched; the producer skipped the item too).
     if (num_kv_tiles > 0) {
       if (cw == 1) ptxb::named_barrier_arrive(1, 256);  // consumer 0 takes the first turn
-      ptxb::mbar_wait(qfull, static_cast<uint32_t>(q_iter) & 1u);
+      ptxb::mbar_wait(&qfull[cw], static_cast<uint32_t>(q_iter) & 1u);
       // Round 0: S_0 only.
       {
         wait_k(0);
@@ -646,12 +661,12 @@ void run(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_bfloat
                  static_cast<long long>(total_q), static_cast<long long>(num_pages));
     return;
   }
-  // Q: 3-D view {D, Hq, total_q} (innermost first), box {64, 1, 128} = 128 rows x 64 columns
-  // of one head (one swizzled 16 KiB slab).
+  // Q: 3-D view {D, Hq, total_q} (innermost first), box {64, 1, 64} = 64 rows x 64 columns
+  // of one head (one consumer's half of a swizzled 16 KiB slab).
   const uint64_t q_dims[3] = {kD, static_cast<uint64_t>(num_qo_heads),
                               static_cast<uint64_t>(total_q)};
   const uint64_t q_strides[2] = {kD * 2, static_cast<uint64_t>(num_qo_heads) * kD * 2};
-  const uint32_t q_box[3] = {kSlabCols, 1, kBM};
+  const uint32_t q_box[3] = {kSlabCols, 1, 64};  // one consumer half of a slab
   static CUtensorMap tmap_q;
   static uint64_t cache_key[3] = {0, 0, 0};
   static bool cache_valid = false;
