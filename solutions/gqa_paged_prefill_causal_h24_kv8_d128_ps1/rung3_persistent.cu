@@ -67,6 +67,8 @@
 //                  the barrier counts its arrival when its copies have landed (kfull/vfull: 128
 //                  arrivals, no tx bytes). Consumers execute fence.proxy.async after the wait
 //                  (generic-proxy cp.async writes -> async-proxy wgmma reads).
+//                  "#define PTXB_RUNG3_BLOCKING_GATHER 1" (off the default, for an A/B on the
+//                  GPU): wait_group + fence + plain arrive per thread instead (rung 1's hand-off).
 //   Q              TMA, 3-D map {128, Hq, total_q}, box {64, 1, 64}, 128B swizzle: consumer c's
 //                  half (rows 64c.., 2 slabs = 2 boxes of 8 KiB, at slab*16K + c*8K, 1024-aligned)
 //                  has its own qfull[c] (1 arrival + 16 KiB tx) / qempty[c] (1 arrival). Thread 0
@@ -88,10 +90,12 @@
 //                  tensor map and the SM count are cached.
 //
 // Build: ptxbench compile rung3_persistent.cu --task gqa_paged_prefill_causal_h24_kv8_d128_ps1
+//        (mbarrier hang diagnosis: -DPTXB_MBAR_SPIN_LIMIT=100000000 traps with a message)
 // ptxas (nvcc 13.0, sm_90a, 2026-12-02): 168 registers at launch (producer 56, consumers 224
 //   via setmaxnreg; consumers use up to R198), 0 spill bytes, no stack, no ptxas diagnostic (no
 //   wgmma serialisation warning); SASS 48 HGMMA + 4 UTMALDG (Q) + 4 UTMAPF (Q L2 prefetch) +
-//   63 LDGSTS + 3 ARRIVES.LDGSTSBAR (cp.async.mbarrier.arrive.noinc).
+//   63 LDGSTS + 3 ARRIVES.LDGSTSBAR (cp.async.mbarrier.arrive.noinc). BLOCKING_GATHER 1:
+//   the same counts without the ARRIVES, also 0 spill, no diagnostic.
 // Compiled and statically checked on the development machine, not yet run on a GPU: no
 // correctness or speed result exists. Measured speed: not yet run on a GPU.
 #include <cuda.h>
@@ -103,6 +107,14 @@
 #include <cstdio>
 
 #include "ptxb/hopper.cuh"
+
+// A/B switch for a GPU investigation only (not the default): 1 = each producer thread waits for
+// its own copies (cp.async.wait_group), fences them into the async proxy and then arrives with
+// an ordinary mbarrier.arrive (rung 1's proven cp.async hand-off, one tile in flight per thread)
+// instead of cp.async.mbarrier.arrive.noinc. Barrier counts are the same (128 per phase).
+#ifndef PTXB_RUNG3_BLOCKING_GATHER
+#define PTXB_RUNG3_BLOCKING_GATHER 0
+#endif
 
 namespace {
 
@@ -165,15 +177,25 @@ __device__ __forceinline__ void cp_async_16(uint32_t smem_dst, const void* gmem_
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_dst), "l"(gmem_src)
                : "memory");
 }
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
+#if PTXB_RUNG3_BLOCKING_GATHER
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+#else
 // Arrival on `bar` triggered once all of this thread's earlier cp.async copies completed; the
 // pending count is not incremented (.noinc), so the barrier's expected count includes it.
 __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint64_t* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptxb::smem_u32(bar))
                : "memory");
 }
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_all;" ::: "memory");
-}
+#endif
 
 __device__ __forceinline__ float quad_max(float v) {
   v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
@@ -361,14 +383,28 @@ __global__ void __launch_bounds__(kThreads, 1)
           cp_async_16(k_dst + step * 2 * kRowBytes + (row_lane ^ ((step % 4) << 5)),
                       k_src + static_cast<int64_t>(page) * page_stride);
         }
+#if PTXB_RUNG3_BLOCKING_GATHER
+        cp_async_commit();
+#else
         cp_async_mbar_arrive_noinc(&kfull[s]);
+#endif
 #pragma unroll
         for (int step = 0; step < 16; ++step) {
           const int page = __shfl_sync(0xffffffffu, page_lane, step, 16);
           cp_async_16(v_dst + step * 2 * kRowBytes + (row_lane ^ ((step % 4) << 5)),
                       v_src + static_cast<int64_t>(page) * page_stride);
         }
+#if PTXB_RUNG3_BLOCKING_GATHER
+        cp_async_commit();
+        cp_async_wait<1>();  // this thread's K copies landed
+        ptxb::fence_proxy_async_smem();
+        ptxb::mbar_arrive(&kfull[s]);
+        cp_async_wait<0>();  // and its V copies
+        ptxb::fence_proxy_async_smem();
+        ptxb::mbar_arrive(&vfull[s]);
+#else
         cp_async_mbar_arrive_noinc(&vfull[s]);
+#endif
         if (j == 0 && wg_tid == 0) {
           // Q of this item, per consumer half (rows 64c..64c+63, 2 boxes of 64 rows x 128 B):
           // after this thread's first-tile copies (they need only a free stage) and once
