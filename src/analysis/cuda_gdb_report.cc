@@ -14,16 +14,32 @@ namespace {
 
 const std::regex kExceptionLine(R"(CUDA Exception: (.+?)\s*$)");
 const std::regex kSignalLine(R"(received signal CUDA_EXCEPTION_\d+, (.+?)\.?\s*$)");
+// "... at PC 0x7fb96f7a0140 (kernel.cu:89)", or on the H200 (cuda-gdb 13.0) with the function
+// between: "... at PC 0x7fb96f7a0140  (anonymous namespace)::first_column(...)  (kernel.cu:16)".
 const std::regex kPcLine(
-    R"(exception was triggered at PC (0x[0-9a-fA-F]+)(?: \(([^:()\s]+):(\d+)\))?)");
+    R"(exception was triggered at PC (0x[0-9a-fA-F]+)(?:.*\(([^:()\s]+):(\d+)\))?)");
 const std::regex kFocusLine(R"(block (\([0-9, ]+\)), thread (\([0-9, ]+\)))");
 // "#1  0x... in name<<<...>>> (args) at file:line"; the address is absent on frame #0 when gdb
 // stops exactly at a line start.
-const std::regex kFrameLine(R"(^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(.+) at ([^:\s]+):(\d+)\s*$)");
+// cuda-gdb 13.0 on the H200 names the build path ("at /tmp/.../kernel.cu:28") and, for a line of
+// an inlined helper, where it was inlined: "at .../cuda_bf16.hpp:608 in _ZN... inlined from
+// kernel.cu:16".
+const std::regex kFrameLine(
+    R"(^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(.+?) at ([^:\s]+):(\d+)(?: in \S+ inlined from ([^:\s]+):(\d+))?\s*$)");
 // A frame without a location: "#0  0x00007f... in probe_kernel<<<(1,1,1),(128,1,1)>>> ()".
 const std::regex kBareFrameLine(R"(^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(\S.*?)\s*$)");
 // x/i $pc: "=> 0x7f8e4ab7a430 <_Z10store_tilePfii+560>:\tSTG.E [R2.64], R5 ;"
 const std::regex kInstructionLine(R"(^=>\s*(0x[0-9a-fA-F]+)(?:\s*<[^>]*>)?:\s*(.+?)\s*$)");
+
+std::string base_name(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "#0  <unavailable> in ?? ()": a dump without a kernel; nothing to show.
+bool unknown_frame(const std::string& line) {
+  return line.find("<unavailable>") != std::string::npos || line.find(" ?? (") != std::string::npos;
+}
 
 DebugFrame frame_of(const std::smatch& match, bool located) {
   DebugFrame frame;
@@ -39,8 +55,11 @@ DebugFrame frame_of(const std::smatch& match, bool located) {
   if (ends_with(frame.function, "()"))
     frame.function = frame.function.substr(0, frame.function.size() - 2);
   if (located) {
-    frame.file = match[3].str();
-    frame.line = static_cast<int>(digits_saturating(match[4].str(), INT_MAX));
+    // The caller's own line for an inlined library helper; file names without the build
+    // folder (it is the sandbox's, not the model's).
+    const bool inlined = match.size() > 6 && match[5].matched;
+    frame.file = base_name(match[inlined ? 5 : 3].str());
+    frame.line = static_cast<int>(digits_saturating(match[inlined ? 6 : 4].str(), INT_MAX));
   }
   return frame;
 }
@@ -59,9 +78,11 @@ Result<CudaGdbReport> parse_cuda_gdb_output(std::string_view text) {
     } else if (std::regex_search(line, match, kPcLine)) {
       report.pc = match[1].str();
       if (match[2].matched) {
-        report.exception_file = match[2].str();
+        report.exception_file = base_name(match[2].str());
         report.exception_line = static_cast<int>(digits_saturating(match[3].str(), INT_MAX));
       }
+    } else if (unknown_frame(line) && starts_with(line, "#")) {
+      continue;
     } else if (std::regex_search(line, match, kFrameLine) ||
                std::regex_search(line, match, kBareFrameLine)) {
       // The first backtrace only: a frame #0 after frames is the second "bt" (argv below).
@@ -77,8 +98,17 @@ Result<CudaGdbReport> parse_cuda_gdb_output(std::string_view text) {
       report.thread = match[2].str();
     }
   }
-  if (report.exception.empty() && report.frames.empty())
+  if (report.exception.empty() && report.frames.empty()) {
+    // cuda-gdb 13.0 asserted on some hang dumps of the H200 ("internal-error: initialize:
+    // Assertion `m_instance.m_num_devices > 0' failed.").
+    const std::size_t internal = text.find("internal-error: ");
+    if (internal != std::string_view::npos)
+      return make_error("parse", "cuda-gdb failed on the dump: {}",
+                        trim(text.substr(internal, text.find('\n', internal) - internal)));
+    if (text.find("No CUDA kernels.") != std::string_view::npos)
+      return make_error("parse", "the dump holds no CUDA kernel (cuda-gdb: \"No CUDA kernels.\")");
     return make_error("parse", "cuda-gdb output holds no CUDA exception and no frame");
+  }
   return report;
 }
 

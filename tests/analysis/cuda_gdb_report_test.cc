@@ -132,6 +132,53 @@ TEST(CudaGdbReport, KeepsTheFirstBacktraceOfTheTwo) {
   EXPECT_EQ(fault->instruction, "STG.E [R2.64], R5 ;");
 }
 
+std::string h200_sample(const std::string& kernel) {
+  auto text =
+      read_file(std::string(PTXB_TESTDATA_DIR) + "/eval/cuda_gdb/h200_" + kernel + ".txt", 1 << 20);
+  EXPECT_TRUE(text.ok()) << kernel;
+  return text.ok() ? *text : std::string();
+}
+
+// Recorded on the H200 (cuda-gdb 13.0, 2026-12-02, bench/debug_bench.sh over testdata/debug):
+// the exception's function between the PC and its line, the build folder in the frame's file,
+// a line of an inlined cuda_bf16.hpp helper with the kernel.cu line it was inlined from.
+TEST(CudaGdbReport, H200ExceptionDumpsWithInlinedHelpersAndBuildPaths) {
+  auto null_read = parse_cuda_gdb_output(h200_sample("null_pointer_read"));
+  ASSERT_TRUE(null_read.ok()) << null_read.error().message;
+  EXPECT_EQ(null_read->exception, "Warp Illegal Address");
+  EXPECT_EQ(null_read->pc, "0x7fb96f7a0140");
+  EXPECT_EQ(null_read->exception_file, "kernel.cu");
+  EXPECT_EQ(null_read->exception_line, 16);
+  EXPECT_EQ(null_read->block, "(8,0,0)");
+  ASSERT_EQ(null_read->frames.size(), 1u);
+  EXPECT_EQ(null_read->frames[0].function, "(anonymous namespace)::first_column");
+  EXPECT_EQ(null_read->frames[0].file, "kernel.cu");
+  EXPECT_EQ(null_read->frames[0].line, 16);
+  EXPECT_EQ(null_read->instruction, "SHF.L.U32 R0,R6,0x10,RZ");
+
+  auto wgmma = parse_cuda_gdb_output(h200_sample("wgmma_bad_descriptor"));
+  ASSERT_TRUE(wgmma.ok()) << wgmma.error().message;
+  EXPECT_EQ(wgmma->exception, "Warp Out-of-range Address");
+  EXPECT_EQ(wgmma->exception_line, 25);
+  ASSERT_EQ(wgmma->frames.size(), 1u);
+  EXPECT_EQ(wgmma->frames[0].file, "kernel.cu");  // not /tmp/ptxb-cache/staging/.../kernel.cu
+  EXPECT_EQ(wgmma->frames[0].line, 28);
+  EXPECT_EQ(wgmma->instruction, "WARPGROUP.DEPBAR.LE gsb0,0x0");
+}
+
+// The H200's user-triggered dumps of the two hang kernels: one without a kernel, one on which
+// cuda-gdb 13.0 fails an internal assertion. Both are errors that say so, not empty readings.
+TEST(CudaGdbReport, H200HangDumpsThatHoldNothingSaySo) {
+  auto empty = parse_cuda_gdb_output(h200_sample("mbarrier_deadlock"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("holds no CUDA kernel"), std::string::npos)
+      << empty.error().message;
+  auto crashed = parse_cuda_gdb_output(h200_sample("global_spin_hang"));
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_NE(crashed.error().message.find("m_num_devices > 0"), std::string::npos)
+      << crashed.error().message;
+}
+
 TEST(CudaGdbReport, RoundTripsThroughJsonAndBuildsTheBatchCommand) {
   auto text = read_file(
       std::string(PTXB_TESTDATA_DIR) + "/eval/cuda_gdb/documented_illegal_address.txt", 1 << 20);
