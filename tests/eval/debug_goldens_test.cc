@@ -107,9 +107,9 @@ TEST(DebugGoldens, EachH200RecordPointsAtItsFaultAndRendersTheRecordedFeedback) 
       EXPECT_EQ(reading->block, debug.core_dump->cuda_gdb->block);
     }
 
-    EXPECT_NE(feedback.find("## Debug\npoints at kernel.cu:" +
-                            std::to_string(debug.points_at->line)),
-              std::string::npos)
+    EXPECT_NE(
+        feedback.find("## Debug\npoints at kernel.cu:" + std::to_string(debug.points_at->line)),
+        std::string::npos)
         << feedback;
   }
   EXPECT_GE(kernels, 10) << "testdata/debug/h200 holds the goldens of bench/debug_bench.sh";
