@@ -4,12 +4,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "core/fs.h"
 #include "core/strings.h"
 
 namespace ptxb {
@@ -113,11 +116,39 @@ void HangTrigger::run() {
   if (!stopped_ && group_ > 0) ::kill(-group_, SIGKILL);
 }
 
+std::optional<bool> dump_open_in_group(pid_t group) {
+  std::error_code ec;
+  bool readable = false;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    // /proc/<pid>/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces, so fields are
+    // counted after its closing parenthesis.
+    auto stat = read_file(proc.path().string() + "/stat", 4096);
+    if (!stat.ok()) continue;
+    const std::size_t close = stat->rfind(')');
+    if (close == std::string::npos) continue;
+    const std::vector<std::string> fields = split(trim(stat->substr(close + 1)), ' ');
+    if (fields.size() < 3 || fields[2] != std::to_string(group)) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
+      readable = true;
+      std::error_code link_ec;
+      const auto target = std::filesystem::read_symlink(fd.path(), link_ec);
+      if (!link_ec && ends_with(target.filename().string(), ".nvcudmp")) return true;
+    }
+  }
+  if (!readable) return std::nullopt;
+  return false;
+}
+
 void HangTrigger::wait_for_dump() {
-  // The driver gives no signal when the dump is complete: done when the file has kept its size
-  // for a second. Polled every 100 ms; stop() (the process ended) ends the wait too.
+  // The driver gives no signal when the dump is complete. Done when no process of the group has
+  // the dump open any more; where that cannot be read, when the file has kept its size for 2 s
+  // (on the H200 a dump cut at 1 s of stable size held no kernel: the driver pauses while it
+  // stops the warps). Polled every 100 ms; stop() (the process ended) ends the wait too.
   constexpr milliseconds kPoll{100};
-  constexpr int kStablePolls = 10;
+  constexpr int kStablePolls = 20;
   std::int64_t last_bytes = -1;
   int stable = 0;
   const auto deadline = std::chrono::steady_clock::now() + dump_wait_;
@@ -127,7 +158,14 @@ void HangTrigger::wait_for_dump() {
     const std::int64_t bytes = dump ? dump->bytes : -1;
     stable = bytes > 0 && bytes == last_bytes ? stable + 1 : 0;
     last_bytes = bytes;
-    if (stable >= kStablePolls) return;
+    if (bytes <= 0) continue;
+    pid_t group = 0;
+    {
+      std::lock_guard lock(mutex_);
+      group = group_;
+    }
+    const std::optional<bool> open = group > 0 ? dump_open_in_group(group) : std::nullopt;
+    if (open.has_value() ? !*open : stable >= kStablePolls) return;
   }
 }
 

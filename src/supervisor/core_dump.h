@@ -41,9 +41,14 @@ struct CoreDumpFile {
 // one process, one dump expected). nullopt when there is none.
 std::optional<CoreDumpFile> find_core_dump(const std::string& scratch_dir);
 
+// Whether a process of process group `group` has a *.nvcudmp file open (the driver still
+// writing it), read from /proc/<pid>/fd; nullopt when that cannot be told (no process of the
+// group could be read, e.g. another uid without privileges).
+std::optional<bool> dump_open_in_group(pid_t group);
+
 // Takes the dump of a process that hangs: after `after`, unless stop() came first, writes one
-// byte to the driver's pipe, waits until a dump in the scratch folder has stopped growing (or
-// `dump_wait` passed), then kills the process group it was given (started()), so the caller's
+// byte to the driver's pipe, waits until the dump is complete (or `dump_wait` passed), then
+// kills the process group it was given (started()), so the caller's
 // run returns without waiting for its own timeout. Runs on a thread of its own from
 // construction; the destructor stops and joins it.
 class HangTrigger {

@@ -29,8 +29,9 @@ constexpr std::size_t kRawOutputCap = 16u << 10;
 constexpr std::uint64_t kCoreDumpCapBytes = 256ull << 20;
 // Left for cuda-gdb after the dump: it loads the ELF images and prints in 1-3 s.
 constexpr milliseconds kCudaGdbReserve{5000};
-// How long the driver may take to write a hang's dump once triggered.
-constexpr milliseconds kHangDumpWait{8000};
+// How long the driver may take to write a hang's dump once triggered (it stops every warp of a
+// full grid first).
+constexpr milliseconds kHangDumpWait{15000};
 
 struct DebugRun {
   EvalContext& ctx;

@@ -95,6 +95,47 @@ TEST_F(CoreDumpTest, AHangIsTriggeredThroughThePipeAndKilledOnceTheDumpIsWritten
   ::close(reader);
 }
 
+// The driver keeps the dump open while it writes, and may pause for more than a second (it stops
+// every warp first): the trigger waits until no process of the group has it open.
+TEST_F(CoreDumpTest, TheTriggerWaitsWhileTheGroupStillHasTheDumpOpen) {
+  const std::string pipe = core_dump_pipe_path(scratch_);
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  const int reader = ::open(pipe.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  HangTrigger trigger(scratch_, milliseconds(100), milliseconds(8000));
+  ProcessSpec spec;
+  // Writes a byte, keeps the file open without growing it for 2.5 s, closes it, then hangs.
+  spec.argv = {"sh", "-c",
+               "exec 3>'" + scratch_ +
+                   "/core_9.nvcudmp'; printf d >&3; sleep 2.5; exec 3>&-; "
+                   "sleep 30"};
+  spec.timeout = milliseconds(20'000);
+  spec.on_start = [&trigger](pid_t group) { trigger.started(group); };
+  SystemProcessRunner runner;
+  const auto start = std::chrono::steady_clock::now();
+  auto ran = runner.run(spec);
+  trigger.stop();
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(ran.ok());
+  EXPECT_EQ(ran->term_signal, 9) << ran->describe();
+  // Not at 2 s of a stable size while open; soon after the close.
+  EXPECT_GE(took, milliseconds(2500));
+  EXPECT_LT(took, milliseconds(6000));
+  ::close(reader);
+}
+
+TEST_F(CoreDumpTest, OpenDumpsAreSeenInTheGroupOnly) {
+  EXPECT_EQ(dump_open_in_group(::getpgrp()), std::optional<bool>(false));
+  const std::string path = scratch_ + "/core_3.nvcudmp";
+  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(dump_open_in_group(::getpgrp()), std::optional<bool>(true));
+  ::close(fd);
+  EXPECT_EQ(dump_open_in_group(::getpgrp()), std::optional<bool>(false));
+  // No such group: nothing readable.
+  EXPECT_EQ(dump_open_in_group(999999999), std::nullopt);
+}
+
 TEST_F(CoreDumpTest, WithoutThePipeTheTriggerSaysWhyAndEndsTheHangAtOnce) {
   HangTrigger trigger(scratch_, milliseconds(50), milliseconds(5000));
   ProcessResult ran = hang(trigger);
