@@ -2,6 +2,7 @@
 //                [--trace-out FILE.jsonl] [--sanitize]
 //                [--sanitizer-tool T] [--debug] [--no-ncu] [--seed N] [--trials N] [--feedback]
 //                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential|paper] [--energy]
+//                [--pin-reference-algorithm]
 //                [--remote URL[,URL...] [--remote-compile]]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
@@ -50,6 +51,7 @@ struct EvalFlags {
   std::string timing_protocol = "interleaved";
   std::string operation = "evaluate";
   bool energy = false;
+  bool pin_reference_algorithm = false;
   bool debug = false;
   std::vector<std::string> remote;
   bool remote_compile = false;
@@ -165,6 +167,10 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                      "Also measure joules per call of the reference and the candidate (NVML's "
                      "energy counter over >= 1 s of back-to-back calls per side, idle power "
                      "subtracted; about 3 s more; interleaved timing only)");
+        app.add_flag("--pin-reference-algorithm", flags->pin_reference_algorithm,
+                     "cuBLASLt references: every runner uses the algorithm the supervisor's own "
+                     "reference instance autotuned (recorded in the trace) instead of autotuning "
+                     "again in its own process (for A/A studies of the timing harness)");
         app.add_option("--save-profile", flags->save_profile,
                        "Write Nsight Compute's pages of the profiled call into this folder "
                        "(ncu_source.csv: executed counts per SASS instruction; ncu_raw.csv: "
@@ -191,6 +197,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.timing.interleave = flags->timing_protocol != "sequential";
           request.options.timing.paper = flags->timing_protocol == "paper";
           request.options.energy = flags->energy;
+          request.options.pin_reference_algorithm = flags->pin_reference_algorithm;
           request.options.debug = flags->debug;
           adjust_options(request.options);
           request.operation = *parse_eval_operation(flags->operation);  // CLI checked the name

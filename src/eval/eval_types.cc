@@ -75,8 +75,9 @@ Json EvalOptions::to_json() const {
          {"runner_start_timeout_seconds", runner_start_timeout_seconds},
          {"sanitizer_timeout_seconds", sanitizer_timeout_seconds},
          {"ncu_timeout_seconds", ncu_timeout_seconds}};
-  if (energy) j["energy"] = true;                  // absent before the option existed, and when off
-  if (profiler_hints) j["profiler_hints"] = true;  // likewise
+  if (energy) j["energy"] = true;  // absent before the option existed, and when off
+  if (pin_reference_algorithm) j["pin_reference_algorithm"] = true;  // likewise
+  if (profiler_hints) j["profiler_hints"] = true;                    // likewise
   // Likewise: requests without the debug stage keep their idempotency keys.
   if (debug) {
     j["debug"] = true;
@@ -93,6 +94,7 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   r.optional("sanitizer_tool", o.sanitizer_tool).optional("ncu", o.ncu);
   r.optional("trials", o.trials).optional("timing", o.timing);
   r.optional("reference_as_candidate", o.reference_as_candidate);
+  r.optional("pin_reference_algorithm", o.pin_reference_algorithm);
   r.optional("unsafe_no_sandbox", o.unsafe_no_sandbox);
   r.optional("disable_static_checks", o.disable_static_checks);
   r.optional("runner_start_timeout_seconds", o.runner_start_timeout_seconds);

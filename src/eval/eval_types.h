@@ -46,6 +46,11 @@ struct EvalOptions {
   // Energy per call (eval/energy.h): a back-to-back phase of >= 1 s per side after interleaved
   // timing, read from NVML by the supervisor. Off by default: it adds about 3 s.
   bool energy = false;
+  // cuBLASLt references: every runner (the reference's, and the candidate slot under
+  // reference_as_candidate) uses the heuristic candidate the supervisor's own instance
+  // autotuned (protocol/reference_selector.h) instead of autotuning again in its own process,
+  // where candidates 0.5 % apart can be picked differently. Off by default until measured.
+  bool pin_reference_algorithm = false;
   // The debug stage (docs/eval.md "Debug stage"): on RUNTIME_ERROR, MEMORY_ERROR or TIMEOUT,
   // compute-sanitizer's most precise fault and cuda-gdb over a CUDA core dump, within
   // `debug_budget_seconds` per failing evaluation. Off by default (operation debug sets it).

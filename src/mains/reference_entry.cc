@@ -7,7 +7,9 @@
 // through the environment of the reference runner it spawns:
 //   PTXBENCH_REFERENCE            "cublaslt_gemm" | "cudnn_sdpa_fwd[:causal]" |
 //                                 "cudnn_sdpa_bwd[:causal]" | "flashinfer_gqa_<layout>[:causal]"
-//                                 (any make_reference() name)
+//                                 (any make_reference() name), then optionally
+//                                 "@pin=MxNxK:H;..." (protocol/reference_selector.h: cuBLASLt's
+//                                 heuristic candidate per shape, chosen by the supervisor)
 //   PTXBENCH_REFERENCE_SIGNATURE  the task's `run` declaration (the runner builds params from it)
 // The first call prepares the backend for the call's shape (plans, algorithm selection); that
 // happens inside a warm-up call, never a timed one. A failure aborts the process with the
@@ -18,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/reference_selector.h"
+#include "references/cublaslt_gemm.h"
 #include "references/reference.h"
 
 namespace {
@@ -40,15 +44,17 @@ extern "C" __attribute__((visibility("default"))) void ptxbench_invoke(void* con
   if (!instance) {
     const char* selector = std::getenv("PTXBENCH_REFERENCE");
     if (selector == nullptr) die("PTXBENCH_REFERENCE is not set");
-    std::string name = selector;
-    bool causal = false;
-    if (const auto colon = name.find(':'); colon != std::string::npos) {
-      causal = name.substr(colon + 1) == "causal";
-      name = name.substr(0, colon);
-    }
-    auto made = ptxb::gpu::make_reference(name, causal);
+    auto parsed = ptxb::parse_reference_selector(selector);
+    if (!parsed.ok()) die(parsed.error().message);
+    auto made = ptxb::gpu::make_reference(parsed->backend, parsed->causal);
     if (!made.ok()) die(made.error().message);
     instance = std::move(made).value();
+    if (!parsed->pins.empty()) {
+      auto* gemm = dynamic_cast<ptxb::gpu::CublasLtGemm*>(instance.get());
+      if (gemm == nullptr) die("pins given for " + parsed->backend + ", which is not cuBLASLt");
+      for (const ptxb::GemmPin& pin : parsed->pins)
+        gemm->pin(ptxb::gpu::GemmShape{pin.m, pin.n, pin.k}, pin.heuristic_index);
+    }
   }
   // A lookup once prepared; GQA backends plan from the call's index arrays here (their plan
   // depends on the request lengths, not only on the axes).

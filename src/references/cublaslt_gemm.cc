@@ -201,7 +201,17 @@ Status CublasLtGemm::prepare_shape(const GemmShape& shape, cudaStream_t stream) 
   PTXB_RETURN_IF_ERROR(ensure_handle());
   auto plan = std::make_unique<Plan>();
   PTXB_RETURN_IF_ERROR(create_descriptors(shape, *plan));
-  PTXB_RETURN_IF_ERROR(autotune(shape, *plan, stream));
+  if (auto pinned = pins_.find(shape); pinned != pins_.end()) {
+    for (int i = 0; i < static_cast<int>(plan->candidates.size()); ++i)
+      if (plan->candidates[i].heuristic_index == pinned->second) plan->chosen = i;
+    if (plan->chosen < 0)
+      return make_error("cublas",
+                        "cuBLASLt GEMM {}: the pinned heuristic #{} is not among this process's "
+                        "{} candidates",
+                        to_string(shape), pinned->second, plan->candidates.size());
+  } else {
+    PTXB_RETURN_IF_ERROR(autotune(shape, *plan, stream));
+  }
   plans_.emplace(shape, std::move(plan));
   return ok_status();
 }
@@ -232,8 +242,12 @@ Json CublasLtGemm::describe() const {
     const Candidate& chosen = plan->candidates[plan->chosen];
     Json algorithm = algo_json(chosen.algo);
     algorithm["heuristic_index"] = chosen.heuristic_index;
-    algorithm["median_ms"] = chosen.median_ms;
-    algorithm["default_median_ms"] = plan->candidates.front().median_ms;
+    if (pins_.contains(shape)) {
+      algorithm["pinned"] = true;  // by the supervisor: no autotuning in this process
+    } else {
+      algorithm["median_ms"] = chosen.median_ms;
+      algorithm["default_median_ms"] = plan->candidates.front().median_ms;
+    }
     shapes.push_back(Json{{"shape", to_string(shape)},
                           {"m", shape.m},
                           {"n", shape.n},

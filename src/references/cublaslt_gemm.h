@@ -46,6 +46,13 @@ class CublasLtGemm final : public GemmReference {
 
   std::string name() const override { return "cublaslt_gemm"; }
   Status prepare_shape(const GemmShape& shape, cudaStream_t stream) override;
+  // Use cuBLASLt's heuristic candidate #`heuristic_index` for `shape` instead of autotuning in
+  // this process (before prepare). The supervisor pins every runner's library to the choice its
+  // own instance made (EvalOptions::pin_reference_algorithm): autotuning in each process races
+  // candidates 0.5 % apart and can leave two processes timing different algorithms. The
+  // heuristic list is deterministic for one library, GPU and shape; a pinned index missing from
+  // it is an error at prepare.
+  void pin(const GemmShape& shape, int heuristic_index) { pins_[shape] = heuristic_index; }
   Status run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, std::int64_t M,
              std::int64_t N, std::int64_t K, cudaStream_t stream) override;
   Json describe() const override;
@@ -78,6 +85,7 @@ class CublasLtGemm final : public GemmReference {
   cublasLtHandle_t handle_ = nullptr;
   DeviceBuffer workspace_;
   std::map<GemmShape, std::unique_ptr<Plan>> plans_;
+  std::map<GemmShape, int> pins_;
 };
 
 // {"name": "cuBLASLt", "version": 130100, "version_string": "13.1.0", "cudart_version", "path"}

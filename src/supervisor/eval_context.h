@@ -93,6 +93,9 @@ struct EvalContext {
   } staging;
   DeviceFacts facts;      // the probe before any evaluation work (the GPU-state guard's "before")
   std::string signature;  // the candidate's ABI signature
+  // What reference runners load (protocol/reference_selector.h): the task's backend, and after
+  // setup the supervisor's cuBLASLt pins when EvalOptions::pin_reference_algorithm is on.
+  std::string reference_selector;
   std::string staged_so;  // the candidate's .so in the staging directory
   // A/A mode (test-only): the library sits in the candidate slot for the profilers too.
   bool library_as_candidate = false;

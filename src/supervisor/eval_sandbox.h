@@ -60,6 +60,8 @@ class EvalSandbox {
                                                       const std::vector<std::string>& tool_argv);
   // `spec` (a profiler over the self-contained runner) wrapped in the sandbox; unchanged when
   // the sandbox is off, except that `library_in_slot` adds the reference variables.
+  // After setup: the selector with the supervisor's pins (EvalOptions::pin_reference_algorithm).
+  void set_reference_selector(std::string selector) { reference_selector_ = std::move(selector); }
   Result<ProcessSpec> wrap_tool(ProcessSpec spec, bool library_in_slot);
   // The debug stage's self-contained runner (it writes a CUDA core dump): the profiler policy with
   // the variables `env_for(scratch)` added, files capped at `file_size_bytes`, and a scratch

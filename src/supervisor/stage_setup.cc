@@ -2,6 +2,7 @@
 // inputs and the start-up of a runner process.
 #include "core/fs.h"
 #include "eval/integrity_reasons.h"
+#include "protocol/reference_selector.h"
 #include "supervisor/cgroup_watch.h"
 #include "supervisor/eval_stages.h"
 #include "supervisor/evaluator.h"
@@ -66,8 +67,9 @@ StageOutcome stage_setup(EvalContext& ctx) {
 
   // The sandbox checks itself before any candidate code runs.
   start = EvalClock::now();
-  ctx.sandbox = std::make_unique<EvalSandbox>(ctx.job, ctx.staging.path,
-                                              reference_selector(ctx.task), ctx.signature);
+  ctx.reference_selector = reference_selector(ctx.task);
+  ctx.sandbox = std::make_unique<EvalSandbox>(ctx.job, ctx.staging.path, ctx.reference_selector,
+                                              ctx.signature);
   const Status sandbox_ready = ctx.sandbox->self_check(ctx.tools);
   ctx.result.environment.sandbox = ctx.sandbox->describe();
   ctx.stage_done("sandbox_check", start);
@@ -109,6 +111,19 @@ StageOutcome stage_workload(EvalContext& ctx) {
   if (!bind.ok()) return ctx.conclude(PtxbStatus::kInfraError, "setup", bind.error().message);
   ctx.bind = std::move(bind).value();
   w.reference = ctx.device.reference_description();
+  if (ctx.options.pin_reference_algorithm) {
+    const std::vector<GemmPin> pins = gemm_pins_of(w.reference.backend);
+    if (pins.empty())
+      return ctx.conclude(PtxbStatus::kInfraError, "setup",
+                          "--pin-reference-algorithm: the reference (" +
+                              ctx.task.reference_backend + ") recorded no cuBLASLt choice to pin");
+    auto selector = parse_reference_selector(ctx.reference_selector);
+    if (!selector.ok())
+      return ctx.conclude(PtxbStatus::kInfraError, "setup", selector.error().message);
+    selector->pins = pins;
+    ctx.reference_selector = selector->to_string();
+    ctx.sandbox->set_reference_selector(ctx.reference_selector);
+  }
   ctx.stage_done("inputs_and_reference", start);
   return StageOutcome::kContinue;
 }
@@ -164,9 +179,9 @@ RunnerSide start_runner(EvalContext& ctx, RunnerRole role, const std::string& la
   }
   const RunnerRole spawn_role = library_in_slot ? RunnerRole::kReference : RunnerRole::kCandidate;
   auto spawned =
-      tool ? ctx.launcher.spawn_wrapped(spawn_role, reference_selector(ctx.task), ctx.signature,
-                                        *prefix, tool->runner_args, tool->log_cap_bytes)
-           : ctx.launcher.spawn(spawn_role, reference_selector(ctx.task), ctx.signature, *prefix);
+      tool ? ctx.launcher.spawn_wrapped(spawn_role, ctx.reference_selector, ctx.signature, *prefix,
+                                        tool->runner_args, tool->log_cap_bytes)
+           : ctx.launcher.spawn(spawn_role, ctx.reference_selector, ctx.signature, *prefix);
   if (!spawned.ok()) {
     side.failure = Finding{PtxbStatus::kInfraError, "runner_spawn", spawned.error().message};
     return side;

@@ -127,9 +127,10 @@ struct FakeDevice final : EvalDevice {
   }
   ReferenceRecord reference_description() override {
     ReferenceRecord record;
-    record.backend = "fake";
+    record.backend = reference_backend;
     return record;
   }
+  Json reference_backend = "fake";
   Status snapshot_prepare(const std::vector<int>&, std::uint64_t) override { return ok_status(); }
   Status snapshot_take() override { return ok_status(); }
   Result<std::int64_t> snapshot_changed() override { return late_blocks; }
@@ -212,10 +213,12 @@ struct FakeLauncher final : RunnerLauncher {
   // prefix + tool) and the runner's extra arguments.
   std::vector<std::vector<std::string>> wrapped;
   std::vector<std::vector<std::string>> wrapped_runner_args;
-  Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role, const std::string&,
+  std::vector<std::string> selectors;  // the reference selector each spawn was given
+  Result<std::unique_ptr<RunnerSession>> spawn(RunnerRole role, const std::string& selector,
                                                const std::string&,
                                                const std::vector<std::string>& prefix) override {
     spawned.push_back(role);
+    selectors.push_back(selector);
     sandbox_prefixes.push_back(prefix);
     auto& factory = role == RunnerRole::kCandidate ? candidate : reference;
     return std::unique_ptr<RunnerSession>(factory());
@@ -1997,6 +2000,41 @@ TEST(DeviceFacts, PhysicalFloorIsTheLargerBound) {
   // Memory-bound: 4.8e9 bytes at 4.8 TB/s = 1 ms.
   EXPECT_NEAR(f.physical_floor_ms(1.0, 4.8e9), 1.0, 1e-9);
   EXPECT_EQ(DeviceFacts{}.physical_floor_ms(1e12, 1e9), 0.0);
+}
+
+// --pin-reference-algorithm: the runners load cuBLASLt pinned to the supervisor's own choice
+// (protocol/reference_selector.h), through the selector they are spawned with and the sandbox
+// policy's environment; a reference without a cuBLASLt choice to pin is the harness's error.
+TEST_F(EvaluatorTest, PinnedReferenceRunnersGetTheSupervisorsCublasLtChoice) {
+  job_.request.options.pin_reference_algorithm = true;
+  device_.reference_backend = Json::parse(R"({"backend": "cublaslt_gemm", "shapes": [
+      {"m": 8192, "n": 7168, "k": 5120, "algorithm": {"heuristic_index": 3}}]})");
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  ASSERT_FALSE(launcher_.selectors.empty());
+  for (std::size_t i = 0; i < launcher_.spawned.size(); ++i) {
+    EXPECT_EQ(launcher_.selectors[i], "cublaslt_gemm@pin=8192x7168x5120:3");
+    if (launcher_.spawned[i] != RunnerRole::kReference) continue;
+    // In the sandbox the library reads it from the policy's environment.
+    const auto& prefix = launcher_.sandbox_prefixes[i];
+    EXPECT_TRUE(std::any_of(prefix.begin(), prefix.end(), [](const std::string& arg) {
+      return arg.find("PTXBENCH_REFERENCE=cublaslt_gemm@pin=8192x7168x5120:3") != std::string::npos;
+    }));
+  }
+
+  job_.request.options.pin_reference_algorithm = false;
+  launcher_.selectors.clear();
+  launcher_.spawned.clear();
+  EXPECT_EQ(run().status, PtxbStatus::kPassed);
+  ASSERT_FALSE(launcher_.selectors.empty());
+  EXPECT_EQ(launcher_.selectors.front(), "cublaslt_gemm");
+}
+
+TEST_F(EvaluatorTest, PinningAReferenceWithoutACublasLtChoiceIsAnInfraError) {
+  job_.request.options.pin_reference_algorithm = true;  // the fake device describes "fake"
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kInfraError);
+  EXPECT_NE(r.message.find("recorded no cuBLASLt choice to pin"), std::string::npos) << r.message;
 }
 
 }  // namespace
