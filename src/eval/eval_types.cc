@@ -236,6 +236,8 @@ Json ReferenceRecord::to_json() const {
   Json j{{"backend", backend}, {"forward_for_inputs", forward_for_inputs}};
   if (measured_at) j["measured_at"] = *measured_at;
   if (method) j["method"] = *method;
+  if (!timed_backend.is_null()) j["timed_backend"] = timed_backend;
+  if (!candidate_slot_backend.is_null()) j["candidate_slot_backend"] = candidate_slot_backend;
   return j;
 }
 
@@ -244,6 +246,8 @@ Result<ReferenceRecord> ReferenceRecord::from_json(const Json& json) {
   FieldReader f(json);
   f.optional("backend", r.backend).optional("forward_for_inputs", r.forward_for_inputs);
   f.optional("measured_at", r.measured_at).optional("method", r.method);
+  f.optional("timed_backend", r.timed_backend);
+  f.optional("candidate_slot_backend", r.candidate_slot_backend);
   PTXB_RETURN_IF_ERROR(f.status());
   return r;
 }

@@ -146,6 +146,12 @@ struct ReferenceRecord {
   // Set once the reference was timed in this evaluation (absent for plain_cuda tasks).
   std::optional<std::string> measured_at;  // ISO 8601 UTC
   std::optional<std::string> method;       // how it was timed, in one sentence
+  // What the library chose in the processes that timed it (each selects on its own, e.g.
+  // cuBLASLt's autotuning; docs/references.md): the reference runner's description, and the
+  // candidate slot's when the library runs there too (A/A). Read from the line the library
+  // prints when it prepares (protocol/reference_selector.h kPreparedLinePrefix); null when none.
+  Json timed_backend = nullptr;
+  Json candidate_slot_backend = nullptr;
 
   Json to_json() const;
   static Result<ReferenceRecord> from_json(const Json& json);

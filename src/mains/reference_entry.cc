@@ -59,6 +59,14 @@ extern "C" __attribute__((visibility("default"))) void ptxbench_invoke(void* con
   // A lookup once prepared; GQA backends plan from the call's index arrays here (their plan
   // depends on the request lengths, not only on the axes).
   if (auto prepared = instance->prepare_call(params); !prepared.ok()) die(prepared.error().message);
+  // Once: what this process chose (cuBLASLt autotunes per process), for the supervisor's record.
+  static bool described = false;
+  if (!described) {
+    described = true;
+    const std::string line = std::string(ptxb::kPreparedLinePrefix) + instance->describe().dump();
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  }
   if (auto invoked = instance->invoke(params); !invoked.ok()) die(invoked.error().message);
 }
 

@@ -70,6 +70,19 @@ Result<ReferenceSelector> parse_reference_selector(const std::string& text) {
   return selector;
 }
 
+Json prepared_description_in_log(const std::string& log) {
+  const std::size_t at = log.rfind(kPreparedLinePrefix);
+  if (at == std::string::npos) return nullptr;
+  const std::size_t start = at + kPreparedLinePrefix.size();
+  const std::size_t end = log.find('\n', start);
+  try {
+    return Json::parse(
+        log.substr(start, end == std::string::npos ? std::string::npos : end - start));
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
 std::vector<GemmPin> gemm_pins_of(const Json& description) {
   std::vector<GemmPin> pins;
   if (!description.is_object() || description.value("backend", "") != "cublaslt_gemm" ||

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json_io.h"
@@ -28,6 +29,14 @@ struct ReferenceSelector {
 
   std::string to_string() const;
 };
+
+// The line libptxbench_reference.so prints on stderr (the runner's log) once it has prepared,
+// followed by its describe() JSON on the same line.
+inline constexpr std::string_view kPreparedLinePrefix = "libptxbench_reference: prepared ";
+
+// The description from the last such line of a runner's log; null when there is none or it
+// does not parse (the log is the runner's: diagnostic only, never a verdict's input).
+Json prepared_description_in_log(const std::string& log);
 
 // Parses a selector; a malformed pin is an error (a runner must not silently autotune instead).
 Result<ReferenceSelector> parse_reference_selector(const std::string& text);

@@ -8,6 +8,7 @@
 #include "eval/integrity_reasons.h"
 #include "eval/interleave.h"
 #include "eval/speedup_interval.h"
+#include "protocol/reference_selector.h"
 #include "supervisor/candidate_freeze.h"
 #include "supervisor/eval_stages.h"
 
@@ -30,6 +31,11 @@ StageOutcome stage_timing(EvalContext& ctx) {
   ctx.stage_done("timing", start);
   if (ctx.policy.paper && ctx.reference.session)
     if (paper_timing_stage(ctx) == StageOutcome::kDone) return StageOutcome::kDone;
+  // What the timed processes' libraries chose (they select on their own; diagnostic only).
+  if (ctx.reference.session)
+    w.reference.timed_backend = prepared_description_in_log(ctx.reference.session->log());
+  if (ctx.library_as_candidate && ctx.candidate.session)
+    w.reference.candidate_slot_backend = prepared_description_in_log(ctx.candidate.session->log());
   if (ctx.reference.session) {
     // Done with the yardstick: the GPU-state guard and the batch bound expect the candidate
     // alone.

@@ -2009,6 +2009,13 @@ TEST_F(EvaluatorTest, PinnedReferenceRunnersGetTheSupervisorsCublasLtChoice) {
   job_.request.options.pin_reference_algorithm = true;
   device_.reference_backend = Json::parse(R"({"backend": "cublaslt_gemm", "shapes": [
       {"m": 8192, "n": 7168, "k": 5120, "algorithm": {"heuristic_index": 3}}]})");
+  launcher_.reference = [] {
+    auto s = std::make_unique<FakeSession>();
+    s->device_ns = 750'000;
+    s->log_text =
+        "libptxbench_reference: prepared {\"backend\":\"cublaslt_gemm\",\"pinned\":true}\n";
+    return s;
+  };
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kPassed) << r.message;
   ASSERT_FALSE(launcher_.selectors.empty());
@@ -2021,6 +2028,10 @@ TEST_F(EvaluatorTest, PinnedReferenceRunnersGetTheSupervisorsCublasLtChoice) {
       return arg.find("PTXBENCH_REFERENCE=cublaslt_gemm@pin=8192x7168x5120:3") != std::string::npos;
     }));
   }
+
+  // The reference runner's own description, from the line its library printed.
+  EXPECT_EQ(r.workloads.at(0).reference.timed_backend.value("pinned", false), true);
+  EXPECT_TRUE(r.workloads.at(0).reference.candidate_slot_backend.is_null());
 
   job_.request.options.pin_reference_algorithm = false;
   launcher_.selectors.clear();

@@ -53,5 +53,20 @@ TEST(ReferenceSelector, PinsComeFromTheSupervisorsCublasLtDescription) {
   EXPECT_TRUE(gemm_pins_of(Json::parse(R"({"backend": "cublaslt_gemm"})")).empty());
 }
 
+TEST(ReferenceSelector, ThePreparedLineOfARunnersLogIsRead) {
+  const std::string log =
+      "ptxbench-runner: hello\n"
+      "libptxbench_reference: prepared {\"backend\":\"cublaslt_gemm\",\"shapes\":[]}\n"
+      "ptxbench-runner: call 1\n";
+  EXPECT_EQ(prepared_description_in_log(log).value("backend", ""), "cublaslt_gemm");
+  EXPECT_TRUE(prepared_description_in_log("ptxbench-runner: hello\n").is_null());
+  EXPECT_TRUE(prepared_description_in_log("libptxbench_reference: prepared {not json\n").is_null());
+  // The last line wins (a log holds one per process; a relayed log could hold more).
+  EXPECT_EQ(prepared_description_in_log(std::string(kPreparedLinePrefix) + "{\"a\":1}\n" +
+                                        std::string(kPreparedLinePrefix) + "{\"a\":2}")
+                .value("a", 0),
+            2);
+}
+
 }  // namespace
 }  // namespace ptxb
