@@ -45,7 +45,12 @@
 //                                m64n256 wgmmas span all 4 sub-partitions). The lead is
 //                                bounded by the stage ring (a stage is refilled only after both
 //                                warpgroups of both CTAs released it), so it cannot deadlock;
-//                                the stream-K fix-up's named barrier re-aligns them at the end.
+//                                it also limits the leader's prefetch to stages - lead k-tiles.
+//                                The lead (in work) survives tile ends: the laggard runs its
+//                                last lead k-tiles alone during the leader's epilogue, the leader
+//                                its first ones alone during the laggard's; the tensor cores idle
+//                                only max(0, epilogue - lead) per tile instead of the epilogue.
+//                                The stream-K fix-up's named barrier re-aligns them at the end.
 //   PTXB_G_RASTER            8   raster group width in cluster tiles (rung 3 measured 4/12/16
 //                                within noise, slightly worse: 8 x 8.25 is the squarest wave of
 //                                66 clusters).
