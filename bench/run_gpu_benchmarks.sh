@@ -11,7 +11,10 @@
 # heldout-h100 GQA workloads with FlashInfer's plan and its check against the plain reference,
 # then A/A evaluations of the three tasks; about 2 minutes; needs a build configured with
 # -DPTXB_WITH_FLASHINFER=ON) and adapt (a small Fixit round: a scripted student of broken expert
-# rungs, mine, repair by the expert rungs, reason, export; bench/adapt_round.sh, under 6 minutes).
+# rungs, mine, repair by the expert rungs, reason, export; bench/adapt_round.sh, under 6 minutes),
+# gemm_sweep (the configurations of solutions/gemm_n7168_k5120/rung4_tuned.cu, bench/gemm_sweep.sh;
+# about 5 minutes) and fwd_sweep (those of solutions/mha_with_lse_d128/rung3_tuned.cu,
+# bench/fwd_sweep.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rc=0 # the service, debug, flashinfer and adapt checks fail the step (the others only measure)
@@ -24,7 +27,9 @@ for b in ${PTXB_BENCHMARKS:-eval solutions}; do
     debug) bash bench/debug_bench.sh || rc=1 ;;
     flashinfer) bash bench/flashinfer_bench.sh || rc=1 ;;
     adapt) bash bench/adapt_round.sh || rc=1 ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer, adapt)" >&2; exit 2 ;;
+    gemm_sweep) bash bench/gemm_sweep.sh ;;
+    fwd_sweep) bash bench/fwd_sweep.sh ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer, adapt, gemm_sweep, fwd_sweep)" >&2; exit 2 ;;
   esac
 done
 exit $rc
