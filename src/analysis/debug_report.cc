@@ -112,9 +112,14 @@ std::string render_debug_summary(const DebugRecord& record, std::string_view sou
   if (record.core_dump && record.core_dump->cuda_gdb)
     append_cuda_gdb(out, *record.core_dump, excerpts);
   if (record.launch) {
-    out += fmt::format("the error surfaced at a synchronization; the launch{} is at {}:{}\n",
-                       record.launch->kernel.empty() ? "" : " of " + record.launch->kernel,
-                       source_name, record.launch->line);
+    const std::string of = record.launch->kernel.empty() ? "" : " of " + record.launch->kernel;
+    out += record.launch->hang
+               ? fmt::format(
+                     "the call did not finish and no tool saw inside the kernel; the "
+                     "launch{} is at {}:{}\n",
+                     of, source_name, record.launch->line)
+               : fmt::format("the error surfaced at a synchronization; the launch{} is at {}:{}\n",
+                             of, source_name, record.launch->line);
     out += excerpts.take(source_name, record.launch->line);
   }
   for (const std::string& note : record.notes) out += "note: " + note + "\n";
@@ -153,13 +158,15 @@ Result<CoreDumpRecord> CoreDumpRecord::from_json(const Json& json) {
 }
 
 Json LaunchSite::to_json() const {
-  return Json{{"kernel", kernel}, {"line", line}};
+  Json j{{"kernel", kernel}, {"line", line}};
+  if (hang) j["hang"] = true;  // absent in records made before it existed
+  return j;
 }
 
 Result<LaunchSite> LaunchSite::from_json(const Json& json) {
   LaunchSite s;
   FieldReader r(json);
-  r.optional("kernel", s.kernel).required("line", s.line);
+  r.optional("kernel", s.kernel).required("line", s.line).optional("hang", s.hang);
   PTXB_RETURN_IF_ERROR(r.status());
   return s;
 }

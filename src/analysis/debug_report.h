@@ -50,6 +50,9 @@ struct CoreDumpRecord {
 struct LaunchSite {
   std::string kernel;  // the kernel whose launch was looked for; "" = the nearest launch
   int line = 0;
+  // A TIMEOUT that no tool saw inside of: the launch is where the hung kernel started, not
+  // where an error surfaced.
+  bool hang = false;
 
   Json to_json() const;
   static Result<LaunchSite> from_json(const Json& json);

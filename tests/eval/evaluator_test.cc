@@ -1758,6 +1758,30 @@ TEST_F(DebugStageTest, WithoutTheToolsTheStageSaysSoAndPointsAtTheLaunch) {
   for (const auto& ran : tools_.runs) EXPECT_NE(ran.at(0), "/fake/ptxbench-runner");
 }
 
+// A hang no tool located (no cuda-gdb here; on the H200 the hang dumps held nothing): the report
+// still points at the launch of the kernel that did not finish, and says so.
+TEST_F(DebugStageTest, AnUnlocatedHangPointsAtTheLaunch) {
+  job_.cuda_gdb_path.clear();
+  job_.request.source = "#define PTXB_TEST_VARIANT 4\n" + testdata("eval/gemm_variants.cu");
+  candidate_script_ = [](int, CallReply) -> Result<CallReply> {
+    return Error{"call did not answer", "timeout"};
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kTimeout);
+  ASSERT_TRUE(r.debug.has_value());
+  ASSERT_TRUE(r.debug->launch.has_value());
+  EXPECT_TRUE(r.debug->launch->hang);
+  EXPECT_EQ(r.debug->launch->line, infer_launch_line(job_.request.source, 0));
+  ASSERT_TRUE(r.debug->points_at.has_value());
+  EXPECT_EQ(r.debug->points_at->source, "launch");
+  EXPECT_NE(r.debug->summary.find("the call did not finish and no tool saw inside the kernel"),
+            std::string::npos)
+      << r.debug->summary;
+  auto back = DebugRecord::from_json(r.debug->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->launch->hang);
+}
+
 TEST_F(DebugStageTest, AHangIsDumpedThroughThePipeAndReadByCudaGdb) {
   job_.request.source = "#define PTXB_TEST_VARIANT 4\n" + testdata("eval/gemm_variants.cu");
   // 9 s: 5 s kept for cuda-gdb, the trigger after a third of the remaining 4 s.
