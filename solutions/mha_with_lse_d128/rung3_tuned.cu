@@ -84,7 +84,7 @@
 // ptxas (nvcc 13.0, 2026-12-02), each of the 12 configurations of bench/fwd_sweep.sh for both
 //   tasks: 168 registers at launch, 0 spills, no ptxas diagnostic (no C7520/C7512), GMMA and TMA
 //   present (HGMMA 48 at KV 128, 60 at 176, 64 at 192; UTMALDG 6). Highest register used by the
-//   consumers (of 240): 190-201 at KV 128, 185-188 persistent, 221-235 at 176, 237 at 192.
+//   consumers (of 240): 190-200 at KV 128, 185-186 persistent, 220-235 at 176, 237 at 192.
 //   Exps between the steady round's wait_group 1 and wait_group 0 in SASS: 0 without
 //   PTXB_F_PIN (rung 2 too), 66 with it (90 at KV 176, 98 at 192: the whole softmax).
 //   PTXB_HEAD_DIM 64 and 96 (default and PIN + PERSISTENT) also compile clean.
@@ -452,6 +452,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       // from the first tile on (a row fully masked in a later tile keeps m_run; its p are 0).
       const float m_new = fmaxf(m_run[h], mx * kScaleLog2);
       alpha[h] = ptxb::exp2_approx(m_run[h] - m_new);  // 0 on the first tile
+      // Exactly 1 when the maximum stayed (what PTXB_F_SKIP_RESCALE tests), whatever ex2.approx
+      // returns for 0.
+      if constexpr (kSkipRescale) alpha[h] = m_new == m_run[h] ? 1.f : alpha[h];
       m_run[h] = m_new;
       float sum;
       if constexpr (kTree) {
