@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "service/job_access.h"
+
 namespace ptxb::service {
 
 UpstreamService::UpstreamService(JobStore& store, UpstreamLedger& ledger, ArtifactStore& artifacts,
@@ -131,19 +133,13 @@ Result<InsertOutcome> UpstreamService::submit(const Client& client, const Submit
 }
 
 Result<Job> UpstreamService::get(const std::string& owner, std::int64_t id) {
-  PTXB_ASSIGN_OR_RETURN(std::optional<Job> job, store_.get(id));
-  if (!job || (!owner.empty() && job->owner != owner))
-    return make_error("not_found", "no job {}", id);
-  return *job;
+  return owned_job(store_, owner, id);
 }
 
 Result<Job> UpstreamService::wait(const std::string& owner, std::int64_t id, double seconds) {
   PTXB_ASSIGN_OR_RETURN(Job job, get(owner, id));
   if (is_terminal(job.state) || seconds <= 0) return job;
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(std::min(seconds, options_.max_wait_seconds)));
+  const auto deadline = wait_deadline(seconds, options_.max_wait_seconds);
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (waiters_ >= options_.max_waiters) return job;
@@ -155,13 +151,7 @@ Result<Job> UpstreamService::wait(const std::string& owner, std::int64_t id, dou
 }
 
 Result<std::string> UpstreamService::result(const std::string& owner, std::int64_t id) {
-  PTXB_ASSIGN_OR_RETURN(Job job, get(owner, id));
-  if (job.state != JobState::kDone)
-    return make_error(is_terminal(job.state) ? "no_result" : "not_finished", "job {} is {}{}", id,
-                      job_state_name(job.state), job.reason.empty() ? "" : " (" + job.reason + ")");
-  PTXB_ASSIGN_OR_RETURN(std::optional<std::string> text, store_.result(id));
-  if (!text) return make_error("store", "job {} is done but its result is missing", id);
-  return *text;
+  return owned_result(store_, owner, id);
 }
 
 Result<Job> UpstreamService::cancel(const std::string& owner, std::int64_t id) {
