@@ -4,6 +4,7 @@
 // (informational, never an assertion). Label `gpu`; filter: `--gtest_filter='Reference*'`.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,49 @@ TEST(ReferenceGemm, CublasLtMatchesPlainSmall) {
 
 TEST(ReferenceGemm, CublasLtMatchesPlainFullSize) {
   check_gemm(8192, 7168, 5120);
+}
+
+// --pin-reference-algorithm (protocol/reference_selector.h): a second instance pinned to the
+// first one's autotuned choice runs that algorithm without timing anything, and computes the same
+// bytes; a pin the heuristic list does not hold fails prepare().
+TEST(ReferenceGemm, APinnedInstanceRunsTheAutotunedChoiceBitForBit) {
+  constexpr std::int64_t M = 512, N = 384, K = 256;
+  ASSERT_OK_AND_ASSIGN(Tensor a, Tensor::normal(M * K, 5, 0));
+  ASSERT_OK_AND_ASSIGN(Tensor b, Tensor::normal(N * K, 5, 1));
+  ASSERT_OK_AND_ASSIGN(Tensor c1, Tensor::poisoned(DType::kBFloat16, M * N));
+  ASSERT_OK_AND_ASSIGN(Tensor c2, Tensor::poisoned(DType::kBFloat16, M * N));
+  const GemmShape shape{M, N, K};
+  CublasLtGemm tuned;
+  ASSERT_OK(tuned.prepare_shape(shape, nullptr));
+  const Json chosen = tuned.describe()["shapes"][0]["algorithm"];
+  const int index = chosen["heuristic_index"].get<int>();
+
+  CublasLtGemm pinned;
+  pinned.pin(shape, index);
+  ASSERT_OK(pinned.prepare_shape(shape, nullptr));
+  const Json pinned_choice = pinned.describe()["shapes"][0]["algorithm"];
+  EXPECT_EQ(pinned_choice.value("pinned", false), true);
+  for (const char* field :
+       {"algo_id", "tile_id", "stages_id", "splitk_num", "cluster_shape_id", "heuristic_index"})
+    EXPECT_EQ(pinned_choice[field], chosen[field]) << field;
+  for (const Json& candidate : pinned.describe()["shapes"][0]["candidates"])
+    EXPECT_TRUE(candidate["median_ms"].is_null()) << "a pinned instance timed a candidate";
+
+  ASSERT_OK(tuned.run(a.bf16(), b.bf16(), c1.bf16(), M, N, K, nullptr));
+  ASSERT_OK(pinned.run(a.bf16(), b.bf16(), c2.bf16(), M, N, K, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<Bf16> h1(M * N), h2(M * N);
+  ASSERT_EQ(cudaMemcpy(h1.data(), c1.bf16(), M * N * sizeof(Bf16), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(h2.data(), c2.bf16(), M * N * sizeof(Bf16), cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(std::memcmp(h1.data(), h2.data(), h1.size() * sizeof(Bf16)), 0);
+
+  CublasLtGemm missing;
+  missing.pin(shape, 999);
+  Status refused = missing.prepare_shape(shape, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("pinned heuristic #999"), std::string::npos);
 }
 
 TEST(ReferenceGemm, PlainBackendAbiWritesBf16OfTheFp32Result) {
