@@ -1,10 +1,10 @@
 #include "analysis/ncu_hints.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 
 #include "core/strings.h"
+#include "core/symbol_names.h"
 
 namespace ptxb {
 namespace {
@@ -192,28 +192,6 @@ std::optional<std::string> memory_traffic(const NcuLaunchMetrics& launch) {
 
 }  // namespace
 
-// Itanium names are <length><identifier> pieces; a plain name ("_Z9bwd_dq_dkPK...") has one, a
-// nested one ("_ZN" pieces "E") ends with the function's. A small bounded reader of the
-// candidate's untrusted names rather than a demangler.
-std::string kernel_label(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
-  std::size_t at = 2;
-  const bool nested = at < name.size() && name[at] == 'N';
-  if (nested) ++at;
-  std::string last;
-  while (at < name.size() && std::isdigit(static_cast<unsigned char>(name[at]))) {
-    std::size_t length = 0;
-    while (at < name.size() && std::isdigit(static_cast<unsigned char>(name[at])) &&
-           length < name.size())
-      length = length * 10 + static_cast<std::size_t>(name[at++] - '0');
-    if (length == 0 || length > name.size() - at) return name;
-    last = name.substr(at, length);
-    at += length;
-    if (!nested) break;
-  }
-  return last.empty() ? name : last;
-}
-
 std::vector<NcuLaunchMetrics> hint_metrics_of(const std::vector<NcuLaunch>& launches) {
   std::vector<NcuLaunchMetrics> out;
   for (const NcuLaunch& launch : launches) {
@@ -253,7 +231,7 @@ std::vector<std::string> profiler_hint_sentences(const std::vector<NcuLaunchMetr
       if (first && launches.size() > 1 && total_ns > 0) {
         double share = 100 * metric_of(*longest, "gpu__time_duration.sum").value_or(0) / total_ns;
         *sentence = fmt::format("In {} ({} of the call's GPU time): {}",
-                                kernel_label(longest->kernel), pct_text(share), *sentence);
+                                kernel_identifier(longest->kernel), pct_text(share), *sentence);
       }
       first = false;
       sentences.push_back(std::move(*sentence));

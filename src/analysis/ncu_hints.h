@@ -66,11 +66,6 @@ struct KernelSpills {
   long long load_bytes = 0;
 };
 
-// The kernel's own identifier, as a sentence names it: "dk_dv_kernel" for
-// "_ZN41_GLOBAL__N__966ad472_9_kernel_cu_a73ee1b812dk_dv_kernelE14CUtensorMap_st..." (ncu's raw
-// page gives mangled names); a name it does not follow is returned as it is.
-std::string kernel_label(const std::string& name);
-
 // At most `max_sentences` sentences, most useful first: spills, the speed-of-light verdict
 // (memory-, compute- or latency-bound), the dominant warp stall reasons, shared-memory bank
 // conflicts, occupancy and its limiter, DRAM traffic. About the launch with the longest GPU time

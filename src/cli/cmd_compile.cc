@@ -9,6 +9,7 @@
 #include "core/fs.h"
 #include "core/interrupt.h"
 #include "core/strings.h"
+#include "core/symbol_names.h"
 // The task registry lands from branch wip-a; until it is merged the command says so instead
 // of failing the build.
 #if __has_include("tasks/registry.h")

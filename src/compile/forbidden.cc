@@ -1,7 +1,5 @@
 #include "compile/forbidden.h"
 
-#include <cxxabi.h>
-
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -10,6 +8,7 @@
 
 #include "core/fs.h"
 #include "core/strings.h"
+#include "core/symbol_names.h"
 
 namespace ptxb {
 namespace {
@@ -375,14 +374,6 @@ std::vector<ForbiddenFinding> check_file_directives(std::string_view source,
     }
   }
   return findings;
-}
-
-std::string demangle_symbol(const std::string& name) {
-  if (!starts_with(name, "_Z")) return name;
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(
-      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : name;
 }
 
 std::optional<std::string> symbol_denial(const std::string& raw_name) {

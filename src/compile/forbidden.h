@@ -83,7 +83,4 @@ std::vector<ForbiddenFinding> check_undefined_symbols(const std::vector<std::str
 std::vector<ForbiddenFinding> check_file_directives(std::string_view source,
                                                     const std::string& source_name);
 
-// The C++ demangled form of `name`, or `name` itself if it is not a mangled name.
-std::string demangle_symbol(const std::string& name);
-
 }  // namespace ptxb

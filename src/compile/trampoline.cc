@@ -6,6 +6,7 @@
 
 #include "compile/forbidden.h"
 #include "core/strings.h"
+#include "core/symbol_names.h"
 
 namespace ptxb {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "compile/forbidden.h"
 #include "core/strings.h"
+#include "core/symbol_names.h"
 #include "eval/integrity_reasons.h"
 #include "eval/timing_stats.h"
 
@@ -93,16 +93,6 @@ std::optional<Finding> reply_findings(const CallReply& reply, const ReplyCheckOp
     return Finding{PtxbStatus::kInfraError, "cupti_dropped_records",
                    fmt::format("CUPTI dropped {} activity records", reply.dropped_records)};
   return std::nullopt;
-}
-
-std::string kernel_identifier(const std::string& name) {
-  std::string text = replace_all(demangle_symbol(name), "(anonymous namespace)::", "");
-  text = text.substr(0, text.find('('));
-  text = text.substr(0, text.find('<'));
-  if (const auto space = text.rfind(' '); space != std::string::npos) text = text.substr(space + 1);
-  if (const auto colon = text.rfind("::"); colon != std::string::npos)
-    text = text.substr(colon + 2);
-  return text;
 }
 
 bool kernel_in_cubin(const std::string& kernel, const std::vector<std::string>& cubin_functions) {

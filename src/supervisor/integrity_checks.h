@@ -41,9 +41,6 @@ std::optional<Finding> reply_findings(const CallReply& reply, const ReplyCheckOp
 // legitimate kernel. The check is for library kernels (sm90_xmma_*, cutlass::*, ...), whose
 // modules the hash check catches first anyway; a deliberate name clash only reaches that check.
 bool kernel_in_cubin(const std::string& kernel, const std::vector<std::string>& cubin_functions);
-// The bare identifier of a (mangled or demangled) function name: no namespace, template
-// arguments, parameters or return type.
-std::string kernel_identifier(const std::string& name);
 
 // Anti-caching rewrites of the timing loop (design.md §3.4): before a verified call the set's
 // inputs are rewritten in place. kFull regenerates every input (defeats a cache keyed by

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "core/symbol_names.h"
 #include "eval/integrity_reasons.h"
 
 namespace ptxb {
