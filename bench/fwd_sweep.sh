@@ -18,19 +18,22 @@
 # SWEEP_CONFIGS, SWEEP_TASKS, SWEEP_SEEDS, SWEEP_FLAGS, SWEEP_TIMEOUT override
 # (bench/rung_sweep.sh). Needs BIN (folder with ptxbench) and OUT_DIR; run from the repository
 # root.
+# The file's defaults are the winner (pts_pers_dyn_hg8); every configuration starts from rung 2's
+# schedule ($R2) and sets its own knobs after it (rung_sweep.sh keeps a name's last value).
+R2=PTXB_F_PIN=0,PTXB_F_TREE=0,PTXB_F_SKIP_RESCALE=0,PTXB_F_PERSISTENT=0,PTXB_F_DYNAMIC=PTXB_CAUSAL,PTXB_F_HEAD_GROUP=16
 PTS=PTXB_F_PIN=1,PTXB_F_TREE=1,PTXB_F_SKIP_RESCALE=1
 SWEEP_NAME=fwd_sweep SWEEP_SRC=solutions/mha_with_lse_d128/rung3_tuned.cu \
   SWEEP_TASKS=${SWEEP_TASKS:-mha_with_lse_d128 mha_with_lse_d128_causal} \
-  SWEEP_CONFIGS=${SWEEP_CONFIGS:-"base:;
-pin:PTXB_F_PIN=1;
-pin_tree:PTXB_F_PIN=1,PTXB_F_TREE=1;
-pin_tree_skip:$PTS;
-pin_o1_tree_skip:$PTS,PTXB_F_ORDER=1;
-pin_o2_tree_skip:$PTS,PTXB_F_ORDER=2;
-kv176_pts:PTXB_F_KV_TILE=176,PTXB_F_STAGES=2,$PTS;
-kv192_pts:PTXB_F_KV_TILE=192,PTXB_F_STAGES=2,$PTS;
-st2_pts:PTXB_F_STAGES=2,$PTS;
-pts_pers:$PTS,PTXB_F_PERSISTENT=1;
-pts_pers_dyn_hg8:$PTS,PTXB_F_PERSISTENT=1,PTXB_F_DYNAMIC=1,PTXB_F_HEAD_GROUP=8;
-kv176_pts_pers:PTXB_F_KV_TILE=176,PTXB_F_STAGES=2,$PTS,PTXB_F_PERSISTENT=1"} \
+  SWEEP_CONFIGS=${SWEEP_CONFIGS:-"base:$R2;
+pin:$R2,PTXB_F_PIN=1;
+pin_tree:$R2,PTXB_F_PIN=1,PTXB_F_TREE=1;
+pin_tree_skip:$R2,$PTS;
+pin_o1_tree_skip:$R2,$PTS,PTXB_F_ORDER=1;
+pin_o2_tree_skip:$R2,$PTS,PTXB_F_ORDER=2;
+kv176_pts:$R2,PTXB_F_KV_TILE=176,PTXB_F_STAGES=2,$PTS;
+kv192_pts:$R2,PTXB_F_KV_TILE=192,PTXB_F_STAGES=2,$PTS;
+st2_pts:$R2,PTXB_F_STAGES=2,$PTS;
+pts_pers:$R2,$PTS,PTXB_F_PERSISTENT=1;
+pts_pers_dyn_hg8:$R2,$PTS,PTXB_F_PERSISTENT=1,PTXB_F_DYNAMIC=1,PTXB_F_HEAD_GROUP=8;
+kv176_pts_pers:$R2,PTXB_F_KV_TILE=176,PTXB_F_STAGES=2,$PTS,PTXB_F_PERSISTENT=1"} \
   exec bash "$(dirname "$0")/rung_sweep.sh"

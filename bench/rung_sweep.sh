@@ -40,11 +40,16 @@ for cfg in "${CONFIGS[@]}"; do
     {
       echo "// $NAME configuration $name: ${defs:-(defaults)}"
       [[ $t == *_causal ]] && echo "#define PTXB_CAUSAL 1"
+      # A name given twice keeps its last value (a configuration = a base list + its own knobs).
       IFS=',' read -r -a D <<<"$defs"
+      declare -A value=() && order=()
       for d in "${D[@]}"; do
         [[ $d =~ ^[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]+$ ]] || { echo "$NAME: bad define '$d' in $name" >&2; exit 2; }
-        echo "#define ${d%%=*} ${d#*=}"
+        [[ -v value[${d%%=*}] ]] || order+=("${d%%=*}")
+        value[${d%%=*}]=${d#*=}
       done
+      for n in "${order[@]}"; do echo "#define $n ${value[$n]}"; done
+      unset value
       cat "$SRC"
     } >"$W/${name}__$t.cu" || exit 2
   done

@@ -137,8 +137,19 @@
 //        configuration of the sweep: 168 registers, 0 spills, no ptxas diagnostic, GMMA + TMA
 //        present; dynamic smem 230,464 B (4 stages, 2 boxes), 181,296 B (3, 2), 214,064 B (3, 4).
 //
-// Measured speed: not yet run on a GPU. Rung 3 (= the defaults) measured 0.740-0.754 ms,
-// 0.993-1.011x cuBLASLt 13.1 on the H200 (2026-11-29); its table is in rung3_cluster_multicast.cu.
+// Measured speed (H200, clocks as found, 2026-12-02; bench/results/reference_solutions.md):
+//   sweep (bench/gemm_sweep.sh, seeds 31-32, 15:23 UTC): all 11 configurations within
+//   0.988-0.998x of cuBLASLt 13.1 (median of 2), base 0.994 / base2 0.995: no knob moved the
+//   kernel by more than the run-to-run spread (A/A with the pinned reference: 0.99 % max-min),
+//   so the defaults stay rung 3's. Fresh seeds 41-43 (15:41 UTC, pinned reference): 0.7477 /
+//   0.7474 / 0.7474 ms, 1.011 / 0.995 / 0.996x, 804 TFLOP/s, dynamic_present.
+//   Why not >= 1.02x (Nsight Compute, seed 5, one profiled call each): 0.755 ms here against
+//   cuBLASLt's nvjet_sm90_tst_176x128_64x5_1x2 at 0.734 ms, SM throughput 94 % vs 98 %, barrier
+//   stalls alike (6.7 vs 6.6 warps per issue; cuBLASLt's first reason is long scoreboard, 13.6),
+//   the same 168 registers. 804 TFLOP/s is 81 % of the 989 TFLOP/s dense bf16 peak at 1980 MHz; the
+//   schedule already has no wave tail (stream-K), so the knobs above, all about overlap, had
+//   nothing left to win. cuBLASLt's difference is its tile: 176 x 128 with 5 stages, a shape
+//   this kernel's m64n256 wgmma and 2-CTA A multicast cannot take without a new main loop.
 
 // Knobs (compile-time; a #define before this point overrides; defaults = rung 3).
 #ifndef PTXB_G_RASTER

@@ -55,11 +55,21 @@ DebugFrame frame_of(const std::smatch& match, bool located) {
   if (ends_with(frame.function, "()"))
     frame.function = frame.function.substr(0, frame.function.size() - 2);
   if (located) {
-    // The caller's own line for an inlined library helper; file names without the build
-    // folder (it is the sandbox's, not the model's).
+    // File names without the build folder (it is the sandbox's, not the model's). A line of an
+    // inlined helper: a library header's (cuda_bf16.hpp) becomes the caller's own line, but a
+    // helper of the kernel's own file keeps its line, the one the PC is on (a hang inside
+    // `wait_phase` is the try_wait loop, not the call), with the call's line beside it.
     const bool inlined = match.size() > 6 && match[5].matched;
-    frame.file = base_name(match[inlined ? 5 : 3].str());
-    frame.line = static_cast<int>(digits_saturating(match[inlined ? 6 : 4].str(), INT_MAX));
+    const std::string file = base_name(match[3].str());
+    const int line = static_cast<int>(digits_saturating(match[4].str(), INT_MAX));
+    if (inlined && file != base_name(match[5].str())) {
+      frame.file = base_name(match[5].str());
+      frame.line = static_cast<int>(digits_saturating(match[6].str(), INT_MAX));
+    } else {
+      frame.file = file;
+      frame.line = line;
+      if (inlined) frame.inlined_at = static_cast<int>(digits_saturating(match[6].str(), INT_MAX));
+    }
   }
   return frame;
 }
@@ -144,8 +154,10 @@ const DebugFrame* CudaGdbReport::kernel_frame() const {
 }
 
 Json DebugFrame::to_json() const {
-  return Json{
+  Json j{
       {"level", level}, {"function", function}, {"launch", launch}, {"file", file}, {"line", line}};
+  if (inlined_at > 0) j["inlined_at"] = inlined_at;
+  return j;
 }
 
 Result<DebugFrame> DebugFrame::from_json(const Json& json) {
@@ -153,6 +165,7 @@ Result<DebugFrame> DebugFrame::from_json(const Json& json) {
   FieldReader r(json);
   r.required("level", frame.level).required("function", frame.function);
   r.optional("launch", frame.launch).optional("file", frame.file).optional("line", frame.line);
+  r.optional("inlined_at", frame.inlined_at);
   PTXB_RETURN_IF_ERROR(r.status());
   return frame;
 }

@@ -31,6 +31,9 @@ struct DebugFrame {
   std::string launch;    // "<<<(56,64,1),(384,1,1)>>>" on the kernel's own frame, else ""
   std::string file;      // "kernel.cu"; "" when cuda-gdb printed no location
   int line = 0;
+  // A helper of the same file inlined into the frame's function: the line of the call (0: not
+  // inlined, or a library header's helper, whose caller line is `line` itself).
+  int inlined_at = 0;
 
   Json to_json() const;
   static Result<DebugFrame> from_json(const Json& json);

@@ -63,7 +63,13 @@ void append_cuda_gdb(std::string& out, const CoreDumpRecord& dump, ExcerptBudget
   for (std::size_t i = 0; i < gdb.frames.size() && i < kMaxFrames; ++i) {
     const DebugFrame& frame = gdb.frames[i];
     out += fmt::format("  #{} {}{}", frame.level, frame.function, frame.launch);
-    out += frame.file.empty() ? "\n" : fmt::format(" at {}:{}\n", frame.file, frame.line);
+    if (frame.file.empty())
+      out += "\n";
+    else if (frame.inlined_at > 0)
+      out += fmt::format(" at {}:{} (inlined, called at line {})\n", frame.file, frame.line,
+                         frame.inlined_at);
+    else
+      out += fmt::format(" at {}:{}\n", frame.file, frame.line);
     out += excerpts.take(frame.file, frame.line);
   }
   if (gdb.frames.empty()) out += excerpts.take(gdb.exception_file, gdb.exception_line);

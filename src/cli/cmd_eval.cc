@@ -2,7 +2,7 @@
 //                [--trace-out FILE.jsonl] [--sanitize]
 //                [--sanitizer-tool T] [--debug] [--no-ncu] [--seed N] [--trials N] [--feedback]
 //                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential|paper] [--energy]
-//                [--pin-reference-algorithm]
+//                [--[no-]pin-reference-algorithm] [--profiler-hints]
 //                [--remote URL[,URL...] [--remote-compile]]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
@@ -51,7 +51,8 @@ struct EvalFlags {
   std::string timing_protocol = "interleaved";
   std::string operation = "evaluate";
   bool energy = false;
-  bool pin_reference_algorithm = false;
+  bool pin_reference_algorithm = true;
+  bool profiler_hints = false;
   bool debug = false;
   std::vector<std::string> remote;
   bool remote_compile = false;
@@ -167,10 +168,18 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                      "Also measure joules per call of the reference and the candidate (NVML's "
                      "energy counter over >= 1 s of back-to-back calls per side, idle power "
                      "subtracted; about 3 s more; interleaved timing only)");
-        app.add_flag("--pin-reference-algorithm", flags->pin_reference_algorithm,
-                     "cuBLASLt references: every runner uses the algorithm the supervisor's own "
-                     "reference instance autotuned (recorded in the trace) instead of autotuning "
-                     "again in its own process (for A/A studies of the timing harness)");
+        app.add_flag("--pin-reference-algorithm,!--no-pin-reference-algorithm",
+                     flags->pin_reference_algorithm,
+                     "cuBLASLt references (default on): every runner uses the algorithm the "
+                     "supervisor's own reference instance autotuned (recorded in the trace) "
+                     "instead of autotuning again in its own process, where candidates 0.5 % "
+                     "apart are picked differently; --no-pin-reference-algorithm lets each "
+                     "runner autotune (as before 2026-12-02)");
+        app.add_flag("--profiler-hints", flags->profiler_hints,
+                     "Also collect the profiler hints' metrics (speed of light, memory, "
+                     "occupancy, warp stall reasons) on the profiled call: in --json under "
+                     "target_instructions.hint_metrics, and as sentences with --feedback")
+            ->excludes("--no-ncu");
         app.add_option("--save-profile", flags->save_profile,
                        "Write Nsight Compute's pages of the profiled call into this folder "
                        "(ncu_source.csv: executed counts per SASS instruction; ncu_raw.csv: "
@@ -199,6 +208,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.energy = flags->energy;
           request.options.pin_reference_algorithm = flags->pin_reference_algorithm;
           request.options.debug = flags->debug;
+          request.options.profiler_hints = flags->profiler_hints;
           adjust_options(request.options);
           request.operation = *parse_eval_operation(flags->operation);  // CLI checked the name
           if (auto applied = apply_operation(request.operation, request.options); !applied.ok())
@@ -229,7 +239,9 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
               out["traces"].push_back(trace_to_json(trace));
             print_json(out);
           } else if (flags->feedback) {
-            std::cout << render_feedback(result);
+            FeedbackOptions feedback;
+            feedback.profiler_hints = flags->profiler_hints;
+            std::cout << render_feedback(result, feedback);
           } else {
             std::cout << render_summary(result);
           }

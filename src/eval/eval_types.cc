@@ -76,8 +76,9 @@ Json EvalOptions::to_json() const {
          {"sanitizer_timeout_seconds", sanitizer_timeout_seconds},
          {"ncu_timeout_seconds", ncu_timeout_seconds}};
   if (energy) j["energy"] = true;  // absent before the option existed, and when off
-  if (pin_reference_algorithm) j["pin_reference_algorithm"] = true;  // likewise
-  if (profiler_hints) j["profiler_hints"] = true;                    // likewise
+  // Written only when off (the default is on): requests keep their idempotency keys.
+  if (!pin_reference_algorithm) j["pin_reference_algorithm"] = false;
+  if (profiler_hints) j["profiler_hints"] = true;  // likewise
   // Likewise: requests without the debug stage keep their idempotency keys.
   if (debug) {
     j["debug"] = true;

@@ -49,8 +49,10 @@ struct EvalOptions {
   // cuBLASLt references: every runner (the reference's, and the candidate slot under
   // reference_as_candidate) uses the heuristic candidate the supervisor's own instance
   // autotuned (protocol/reference_selector.h) instead of autotuning again in its own process,
-  // where candidates 0.5 % apart can be picked differently. Off by default until measured.
-  bool pin_reference_algorithm = false;
+  // where candidates 0.5 % apart can be picked differently. On by default since the H200 A/A
+  // of 2026-12-02 (GEMM, 10 seeds: max - min 2.39 % without, 0.99 % with; bench/results/aa.md).
+  // A no-op for references other than cuBLASLt.
+  bool pin_reference_algorithm = true;
   // The debug stage (docs/eval.md "Debug stage"): on RUNTIME_ERROR, MEMORY_ERROR or TIMEOUT,
   // compute-sanitizer's most precise fault and cuda-gdb over a CUDA core dump, within
   // `debug_budget_seconds` per failing evaluation. Off by default (operation debug sets it).

@@ -111,7 +111,7 @@ StageOutcome stage_workload(EvalContext& ctx) {
   if (!bind.ok()) return ctx.conclude(PtxbStatus::kInfraError, "setup", bind.error().message);
   ctx.bind = std::move(bind).value();
   w.reference = ctx.device.reference_description();
-  if (ctx.options.pin_reference_algorithm) {
+  if (ctx.options.pin_reference_algorithm && ctx.task.reference_backend == "cublaslt_gemm") {
     const std::vector<GemmPin> pins = gemm_pins_of(w.reference.backend);
     if (pins.empty())
       return ctx.conclude(PtxbStatus::kInfraError, "setup",

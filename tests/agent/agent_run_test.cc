@@ -403,18 +403,22 @@ TEST(ReplayModel, AnswersEachTaskTurnByTurnWithTheListedKernels) {
   EXPECT_EQ(replay.value()->kernel_variant("gemm_n7168_k5120", 8)->describe(),
             "gemm_n7168_k5120/rung3_cluster_multicast.cu");
   // Causal tasks are their base task's sources with PTXB_CAUSAL=1 in front, not copies.
+  // (Turn 2 of the d128 forward tasks is rung 3, the H200 sweep's winner.)
   EXPECT_EQ(replay.value()->kernel_variant("mha_with_lse_d128_causal", 2)->describe(),
-            "mha_with_lse_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1");
-  auto forward = read_file(
-      default_replay_dir().value() + "/mha_with_lse_d128/rung2_warp_specialized.cu", 1 << 20);
+            "mha_with_lse_d128/rung3_tuned.cu with PTXB_CAUSAL=1");
+  auto forward =
+      read_file(default_replay_dir().value() + "/mha_with_lse_d128/rung3_tuned.cu", 1 << 20);
   ASSERT_TRUE(forward.ok());
   EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d128_causal", 2).value(),
             "#define PTXB_CAUSAL 1\n" + forward.value());
   // The d64 and d96 forward tasks are the same source with PTXB_HEAD_DIM in front (issue 22).
   EXPECT_EQ(replay.value()->kernel_variant("mha_with_lse_d96_causal", 1)->describe(),
             "mha_with_lse_d128/rung1_tma_wgmma.cu with PTXB_CAUSAL=1, PTXB_HEAD_DIM=96");
+  auto forward_rung2 = read_file(
+      default_replay_dir().value() + "/mha_with_lse_d128/rung2_warp_specialized.cu", 1 << 20);
+  ASSERT_TRUE(forward_rung2.ok());
   EXPECT_EQ(replay.value()->kernel_source("mha_with_lse_d64", 2).value(),
-            "#define PTXB_HEAD_DIM 64\n" + forward.value());
+            "#define PTXB_HEAD_DIM 64\n" + forward_rung2.value());
   // So are the d64 and d96 backward tasks, from the d128 backward sources.
   EXPECT_EQ(replay.value()->kernel_variant("mha_bwd_d96_causal", 2)->describe(),
             "mha_bwd_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1, PTXB_HEAD_DIM=96");

@@ -179,6 +179,25 @@ TEST(CudaGdbReport, H200HangDumpsThatHoldNothingSaySo) {
       << crashed.error().message;
 }
 
+// The same mbarrier hang once the trigger waited for the dump to be closed (H200, 2026-12-02
+// 15:25 UTC): the PC is in `wait_phase`, a helper of kernel.cu inlined at line 31. The frame
+// keeps the helper's own line (the try_wait loop the warp spins in) and the call's line.
+TEST(CudaGdbReport, H200HangInAnInlinedHelperOfTheKernelFileKeepsTheHelpersLine) {
+  auto hang = parse_cuda_gdb_output(h200_sample("mbarrier_deadlock_complete_dump"));
+  ASSERT_TRUE(hang.ok()) << hang.error().message;
+  EXPECT_EQ(hang->exception, "");
+  EXPECT_EQ(hang->block, "(0,0,0)");
+  ASSERT_EQ(hang->frames.size(), 1u);
+  EXPECT_EQ(hang->frames[0].function, "(anonymous namespace)::wait_kernel");
+  EXPECT_EQ(hang->frames[0].file, "kernel.cu");
+  EXPECT_EQ(hang->frames[0].line, 19);
+  EXPECT_EQ(hang->frames[0].inlined_at, 31);
+  EXPECT_EQ(hang->instruction, "@!P0 BRA 0x7ff6b77a01c0");
+  auto back = DebugFrame::from_json(hang->frames[0].to_json());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->inlined_at, 31);
+}
+
 TEST(CudaGdbReport, RoundTripsThroughJsonAndBuildsTheBatchCommand) {
   auto text = read_file(
       std::string(PTXB_TESTDATA_DIR) + "/eval/cuda_gdb/documented_illegal_address.txt", 1 << 20);

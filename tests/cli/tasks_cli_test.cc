@@ -73,8 +73,7 @@ TEST(TasksCli, SolutionPrintsWhatReplayAnswers) {
   auto last = run_cli({"tasks", "solution", "mha_with_lse_d128_causal"});
   ASSERT_EQ(last.exit_code, 0) << last.stderr_text;
   auto file = read_file(
-      std::string(PTXB_SOURCE_DIR) + "/solutions/mha_with_lse_d128/rung2_warp_specialized.cu",
-      1 << 20);
+      std::string(PTXB_SOURCE_DIR) + "/solutions/mha_with_lse_d128/rung3_tuned.cu", 1 << 20);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(last.stdout_text, "#define PTXB_CAUSAL 1\n" + file.value());
   auto first = run_cli({"tasks", "solution", "mha_bwd_d128", "--turn", "1"});

@@ -353,6 +353,9 @@ class EvaluatorTest : public ::testing::Test {
     job_.ncu_path = "/fake/ncu";
     job_.sanitizer_path = "/fake/compute-sanitizer";
     job_.sandbox_path = PTXB_SANDBOX_PATH;
+    // The fake device describes its reference as "fake", with no cuBLASLt choice to pin; the
+    // pinning tests below turn the (default-on) option back on with a cuBLASLt description.
+    job_.request.options.pin_reference_algorithm = false;
     auto& timing = job_.request.options.timing;
     timing.warmup_calls = 2;
     timing.min_samples = 6;
