@@ -180,7 +180,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                        "-DPTXB_WITH_FLASHINFER=ON) checks FlashInfer's SM90 prefill against the "
                        "task reference's outputs, times it alone, and records its plan, median "
                        "and the candidate's speedup over it in workload.reference.also_reference; "
-                       "the verdict and speedup stay cuDNN's. About 2-5 s more");
+                       "the verdict and speedup stay cuDNN's. A few seconds more");
         app.add_option("--save-profile", flags->save_profile,
                        "Write Nsight Compute's pages of the profiled call into this folder "
                        "(ncu_source.csv: executed counts per SASS instruction; ncu_raw.csv: "
