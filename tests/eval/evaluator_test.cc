@@ -1984,6 +1984,10 @@ TEST(EvalOperation, OptionsFollowTheOperationAndContradictionsAreRefused) {
   EvalOptions energy;
   energy.energy = true;
   EXPECT_EQ(apply_operation(EvalOperation::kSanitize, energy).error().code, "invalid");
+  EvalOptions second;
+  second.also_reference = "flashinfer";  // timed after the verdict, which these never reach
+  EXPECT_EQ(apply_operation(EvalOperation::kSanitize, second).error().code, "invalid");
+  EXPECT_EQ(apply_operation(EvalOperation::kDebug, second).error().code, "invalid");
   EvalOptions profile;
   ASSERT_TRUE(apply_operation(EvalOperation::kProfile, profile).ok());
   EXPECT_TRUE(profile.ncu);
