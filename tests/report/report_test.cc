@@ -94,6 +94,21 @@ TEST_F(ReportGolden, CsvColumnsFollowTheReferenceImplementation) {
   EXPECT_TRUE(found);
 }
 
+// --also-reference: a turn's speedup over the second reference, in the last column; the record
+// carries it through turns.jsonl (absent, and the cell empty, without it).
+TEST_F(ReportGolden, CsvCarriesTheSecondReferencesSpeedupWherePresent) {
+  TurnRecord& turn = trajectories_.at(0).turns.at(0);
+  turn.also_reference_speedup = 0.875;
+  auto back = TurnRecord::from_json(turn.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->also_reference_speedup, 0.875);
+  EXPECT_FALSE(trajectories_.at(0).turns.at(1).to_json().contains("also_reference_speedup"));
+  bool found = false;
+  for (const std::string& line : split_lines(csv("reasoning_tokens_vs_performance.csv")))
+    found |= ends_with(line, ",0.875");
+  EXPECT_TRUE(found);
+}
+
 TEST_F(ReportGolden, MetricsCsvHoldsCurvesPerScope) {
   std::string metrics = csv("metrics.csv");
   // ≤2 gemm Fast_1.0: pooled 1/10, cluster-multicast 1/6, mean over variants 1/12.
