@@ -287,6 +287,8 @@ TrajectoryOutcome MiniPtxAgent::run(const TrajectoryPlan& plan, const ModelConfi
         const WorkloadEval& w = result->workloads.front();
         record.speedup = w.speedup;
         if (w.energy && w.energy->ratio) record.energy_ratio = w.energy->ratio;
+        if (w.reference.also_reference)
+          record.also_reference_speedup = w.reference.also_reference->speedup;
         if (w.speedup_interval) {
           record.speedup_low = w.speedup_interval->low;
           record.speedup_high = w.speedup_interval->high;

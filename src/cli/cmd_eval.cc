@@ -3,6 +3,7 @@
 //                [--sanitizer-tool T] [--debug] [--no-ncu] [--seed N] [--trials N] [--feedback]
 //                [--unsafe-no-sandbox] [--timing-protocol interleaved|sequential|paper] [--energy]
 //                [--[no-]pin-reference-algorithm] [--profiler-hints]
+//                [--also-reference flashinfer]
 //                [--remote URL[,URL...] [--remote-compile]]`
 // Compiles the candidate, then runs the GPU stages in the trusted supervisor process: reference
 // timing, correctness trials, CUPTI timing with the integrity tripwires, the optional
@@ -26,6 +27,8 @@
 #include "core/interrupt.h"
 #include "core/sha256.h"
 #include "core/strings.h"
+#include "core/version.h"
+#include "eval/also_reference.h"
 #include "eval/eval_pipeline.h"
 #include "eval/feedback.h"
 #include "llm/http_transport.h"
@@ -53,6 +56,7 @@ struct EvalFlags {
   bool energy = false;
   bool pin_reference_algorithm = true;
   bool profiler_hints = false;
+  std::string also_reference;
   bool debug = false;
   std::vector<std::string> remote;
   bool remote_compile = false;
@@ -180,6 +184,13 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                      "occupancy, warp stall reasons) on the profiled call: in --json under "
                      "target_instructions.hint_metrics, and as sentences with --feedback")
             ->excludes("--no-ncu");
+        app.add_option("--also-reference", flags->also_reference,
+                       "Also time a second library reference, after a PASSED candidate: "
+                       "`flashinfer` (MHA forward tasks only, a build with "
+                       "-DPTXB_WITH_FLASHINFER=ON) checks FlashInfer's SM90 prefill against the "
+                       "task reference's outputs, times it alone, and records its plan, median "
+                       "and the candidate's speedup over it in workload.reference.also_reference; "
+                       "the verdict and speedup stay cuDNN's. A few seconds more");
         app.add_option("--save-profile", flags->save_profile,
                        "Write Nsight Compute's pages of the profiled call into this folder "
                        "(ncu_source.csv: executed counts per SASS instruction; ncu_raw.csv: "
@@ -191,6 +202,11 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           install_interrupt_handlers();
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
           PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
+          // Before compiling: a name that does not fit the task is a usage error. A service
+          // (--remote) checks its own build; here only the task.
+          PTXB_RETURN_IF_ERROR(
+              check_also_reference(flags->also_reference, *task,
+                                   flags->remote.empty() ? built_with_flashinfer() : true));
           EvalRequest request;
           request.task = task->name;
           request.arch = flags->arch;
@@ -207,6 +223,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.timing.paper = flags->timing_protocol == "paper";
           request.options.energy = flags->energy;
           request.options.pin_reference_algorithm = flags->pin_reference_algorithm;
+          request.options.also_reference = flags->also_reference;
           request.options.debug = flags->debug;
           request.options.profiler_hints = flags->profiler_hints;
           adjust_options(request.options);

@@ -7,4 +7,9 @@ namespace ptxb {
 
 const char* harness_version();
 
+// Whether libptxbench_reference.so of this build has the FlashInfer kernels (CMake
+// -DPTXB_WITH_CUDA=ON -DPTXB_WITH_FLASHINFER=ON): what the CPU side checks `--also-reference
+// flashinfer` against before compiling anything (eval/also_reference.h).
+bool built_with_flashinfer();
+
 }  // namespace ptxb

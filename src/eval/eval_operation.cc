@@ -42,6 +42,10 @@ Status apply_operation(EvalOperation operation, EvalOptions& options) {
       if (options.energy)
         return make_error("invalid",
                           "operation sanitize times nothing: energy needs operation evaluate");
+      if (!options.also_reference.empty())
+        return make_error("invalid",
+                          "operation sanitize times nothing: also_reference needs operation "
+                          "evaluate");
       options.sanitize = true;
       // Never reached (the supervisor stops after correctness); off, so the record says so.
       options.ncu = false;
@@ -51,6 +55,9 @@ Status apply_operation(EvalOperation operation, EvalOptions& options) {
       if (options.energy)
         return make_error("invalid",
                           "operation debug times nothing: energy needs operation evaluate");
+      if (!options.also_reference.empty())
+        return make_error("invalid",
+                          "operation debug times nothing: also_reference needs operation evaluate");
       options.debug = true;
       options.ncu = false;
       return ok_status();

@@ -12,6 +12,7 @@
 #include "core/version.h"
 #include "env/gpu_probe.h"
 #include "env/tool_probe.h"
+#include "eval/also_reference.h"
 
 namespace ptxb {
 namespace {
@@ -109,6 +110,9 @@ Result<EvalResult> evaluate(const EvalRequest& request, const TaskRegistry& regi
                             const std::vector<std::string>& tasks_dirs, const EvalTools& tools,
                             ProcessRunner& processes) {
   PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(request.task));
+  // A request from any front end (the CLI, the agent, a service): refused before compiling.
+  PTXB_RETURN_IF_ERROR(
+      check_also_reference(request.options.also_reference, *task, built_with_flashinfer()));
   EvalResult result;
   result.task = task->name;
   result.arch = request.arch.empty() ? task->arch : request.arch;

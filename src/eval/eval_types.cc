@@ -7,6 +7,7 @@
 
 #include "core/json_fields.h"
 #include "core/sha256.h"
+#include "eval/also_reference.h"
 
 namespace ptxb {
 namespace {
@@ -78,7 +79,8 @@ Json EvalOptions::to_json() const {
   if (energy) j["energy"] = true;  // absent before the option existed, and when off
   // Written only when off (the default is on): requests keep their idempotency keys.
   if (!pin_reference_algorithm) j["pin_reference_algorithm"] = false;
-  if (profiler_hints) j["profiler_hints"] = true;  // likewise
+  if (profiler_hints) j["profiler_hints"] = true;                     // likewise
+  if (!also_reference.empty()) j["also_reference"] = also_reference;  // likewise
   // Likewise: requests without the debug stage keep their idempotency keys.
   if (debug) {
     j["debug"] = true;
@@ -103,8 +105,12 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   r.optional("ncu_timeout_seconds", o.ncu_timeout_seconds);
   r.optional("energy", o.energy).optional("profiler_hints", o.profiler_hints);
   r.optional("debug", o.debug).optional("debug_budget_seconds", o.debug_budget_seconds);
+  r.optional("also_reference", o.also_reference);
   PTXB_RETURN_IF_ERROR(r.status());
   const std::string what = "eval options";
+  if (!o.also_reference.empty() && !is_also_reference_name(o.also_reference))
+    return make_error("parse", "{}: also_reference \"{}\" is not one of: {}", what,
+                      o.also_reference, also_reference_names());
   static const std::vector<std::string> kTools = {"memcheck", "racecheck", "synccheck",
                                                   "initcheck"};
   if (std::find(kTools.begin(), kTools.end(), o.sanitizer_tool) == kTools.end())
@@ -233,12 +239,37 @@ Result<Finding> Finding::from_json(const Json& json) {
   return f;
 }
 
+Json AlsoReferenceRecord::to_json() const {
+  Json j{{"name", name},     {"backend", backend}, {"selector", selector},
+         {"status", status}, {"why", why},         {"backend_description", backend_description},
+         {"method", method}};
+  j["checks"] = Json::array();
+  for (const auto& c : checks) j["checks"].push_back(c.to_json());
+  j["timing"] = timing ? timing->to_json() : Json(nullptr);
+  j["speedup"] = speedup ? Json(*speedup) : Json(nullptr);
+  if (measured_at) j["measured_at"] = *measured_at;
+  return j;
+}
+
+Result<AlsoReferenceRecord> AlsoReferenceRecord::from_json(const Json& json) {
+  AlsoReferenceRecord r;
+  FieldReader f(json);
+  f.required("name", r.name).required("backend", r.backend).required("status", r.status);
+  f.optional("selector", r.selector).optional("why", r.why);
+  f.optional("backend_description", r.backend_description).optional("method", r.method);
+  f.optional("checks", r.checks).optional("timing", r.timing).optional("speedup", r.speedup);
+  f.optional("measured_at", r.measured_at);
+  PTXB_RETURN_IF_ERROR(f.status());
+  return r;
+}
+
 Json ReferenceRecord::to_json() const {
   Json j{{"backend", backend}, {"forward_for_inputs", forward_for_inputs}};
   if (measured_at) j["measured_at"] = *measured_at;
   if (method) j["method"] = *method;
   if (!timed_backend.is_null()) j["timed_backend"] = timed_backend;
   if (!candidate_slot_backend.is_null()) j["candidate_slot_backend"] = candidate_slot_backend;
+  if (also_reference) j["also_reference"] = also_reference->to_json();
   return j;
 }
 
@@ -249,6 +280,7 @@ Result<ReferenceRecord> ReferenceRecord::from_json(const Json& json) {
   f.optional("measured_at", r.measured_at).optional("method", r.method);
   f.optional("timed_backend", r.timed_backend);
   f.optional("candidate_slot_backend", r.candidate_slot_backend);
+  f.optional("also_reference", r.also_reference);
   PTXB_RETURN_IF_ERROR(f.status());
   return r;
 }

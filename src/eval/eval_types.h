@@ -53,6 +53,11 @@ struct EvalOptions {
   // of 2026-12-02 (GEMM, 10 seeds: max - min 2.39 % without, 0.99 % with; bench/results/aa.md).
   // A no-op for references other than cuBLASLt.
   bool pin_reference_algorithm = true;
+  // A second library reference timed after a PASSED candidate, next to the task's primary one
+  // (eval/also_reference.h): "" (none, the default) or "flashinfer" (the MHA forward tasks).
+  // Its correctness, median and the candidate's speedup against it go to
+  // workload.reference.also_reference; the verdict and `speedup` stay the primary's.
+  std::string also_reference;
   // The debug stage (docs/eval.md "Debug stage"): on RUNTIME_ERROR, MEMORY_ERROR or TIMEOUT,
   // compute-sanitizer's most precise fault and cuda-gdb over a CUDA core dump, within
   // `debug_budget_seconds` per failing evaluation. Off by default (operation debug sets it).
@@ -139,6 +144,29 @@ struct Finding {
   static Result<Finding> from_json(const Json& json);
 };
 
+// The optional second reference (EvalOptions::also_reference, eval/also_reference.h): checked
+// against the task reference's outputs with the task tolerance, then timed alone with the same
+// runner and sampling code as the primary reference's solo calibration.
+struct AlsoReferenceRecord {
+  std::string name;      // "flashinfer" (the option's value)
+  std::string backend;   // "flashinfer_mha_prefill"
+  std::string selector;  // what its runner loaded: "flashinfer_mha_prefill:causal"
+  // "measured": correct and timed; "incorrect": outputs outside the tolerance, not timed;
+  // "unavailable": the library refused the task (no kernel for its head dim, not built), `why`
+  // has its message; "failed": its runner failed otherwise, `why` says how.
+  std::string status;
+  std::string why;
+  Json backend_description = nullptr;  // its describe() as its runner printed it (the plan)
+  std::vector<OutputCheck> checks;     // one call per correctness input set
+  std::optional<TimingStats> timing;
+  std::optional<double> speedup;           // its median / the candidate's median (candidate vs it)
+  std::optional<std::string> measured_at;  // ISO 8601 UTC
+  std::string method;
+
+  Json to_json() const;
+  static Result<AlsoReferenceRecord> from_json(const Json& json);
+};
+
 // How the library reference was set up and timed (WorkloadEval::reference).
 struct ReferenceRecord {
   // The reference library's own description of its backend and of the forward pass that makes
@@ -154,6 +182,8 @@ struct ReferenceRecord {
   // prints when it prepares (protocol/reference_selector.h kPreparedLinePrefix); null when none.
   Json timed_backend = nullptr;
   Json candidate_slot_backend = nullptr;
+  // With EvalOptions::also_reference, after a PASSED candidate; absent otherwise.
+  std::optional<AlsoReferenceRecord> also_reference;
 
   Json to_json() const;
   static Result<ReferenceRecord> from_json(const Json& json);

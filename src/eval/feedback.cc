@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/strings.h"
+#include "eval/also_reference.h"
 #include "supervisor/eval_sandbox.h"
 
 namespace ptxb {
@@ -171,6 +172,8 @@ std::string render_summary(const EvalResult& r) {
     if (w.speedup)
       out += fmt::format("  speedup {:.3f}x{}", *w.speedup, interval_text(w.speedup_interval));
     out += "\n";
+    if (w.reference.also_reference)
+      out += "    " + also_reference_summary(*w.reference.also_reference) + "\n";
   }
   if (r.options.unsafe_no_sandbox) out += "  sandbox: OFF (--unsafe-no-sandbox)\n";
   out += "  target instructions: " + r.target_instructions.verdict;

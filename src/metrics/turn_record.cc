@@ -99,6 +99,7 @@ Json TurnRecord::to_json() const {
   // Written only when there is one, so records of earlier runs round-trip unchanged.
   if (speedup_low && speedup_high) json["speedup_interval"] = {*speedup_low, *speedup_high};
   if (energy_ratio) json["energy_ratio"] = *energy_ratio;
+  if (also_reference_speedup) json["also_reference_speedup"] = *also_reference_speedup;
   json["target_instructions"] = target_instructions;
   json["tokens"] = {{"prompt", tokens.prompt},
                     {"completion", tokens.completion},
@@ -133,6 +134,7 @@ Result<TurnRecord> TurnRecord::from_json(const Json& json) {
   std::optional<std::vector<double>> interval;
   r.optional("speedup_interval", interval);
   r.optional("energy_ratio", record.energy_ratio);
+  r.optional("also_reference_speedup", record.also_reference_speedup);
   // Optional: "not_run" when absent.
   r.optional("target_instructions", record.target_instructions);
   PTXB_RETURN_IF_ERROR(r.status());

@@ -55,6 +55,9 @@ struct TurnRecord {
   std::optional<double> speedup_low, speedup_high;
   // With --energy (eval/energy.h): the candidate's joules per call ÷ the reference's.
   std::optional<double> energy_ratio;
+  // With --also-reference (eval/also_reference.h): the candidate's speedup over the second
+  // reference (its median / the candidate's); absent unless it was measured.
+  std::optional<double> also_reference_speedup;
   std::string target_instructions = "not_run";  // design.md §3.6 verdict (eval_types.h kInst*)
   TokenUsage tokens;
   double model_wall_s = 0;  // the LLM call

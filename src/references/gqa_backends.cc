@@ -22,6 +22,14 @@ bool flashinfer_built() {
 #endif
 }
 
+Error flashinfer_not_built(std::string_view backend) {
+  return make_error("unavailable",
+                    "reference backend {}: this build has no FlashInfer kernels; configure with "
+                    "-DPTXB_WITH_FLASHINFER=ON (scripts/setup.sh installs the FlashInfer headers; "
+                    "PTXB_WITH_FLASHINFER=ON bash scripts/setup.sh does both)",
+                    backend);
+}
+
 const std::vector<std::string>& gqa_backend_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
@@ -58,11 +66,7 @@ Result<std::unique_ptr<ReferenceBackend>> make_gqa_reference(std::string_view na
 #ifdef PTXB_WITH_FLASHINFER
   return std::unique_ptr<ReferenceBackend>(std::make_unique<FlashInferGqa>(*layout));
 #else
-  return make_error("unavailable",
-                    "reference backend {}: this build has no FlashInfer kernels; configure with "
-                    "-DPTXB_WITH_FLASHINFER=ON (scripts/setup.sh installs the FlashInfer headers; "
-                    "PTXB_WITH_FLASHINFER=ON bash scripts/setup.sh does both)",
-                    name);
+  return flashinfer_not_built(name);
 #endif
 }
 

@@ -9,6 +9,9 @@
 #include "references/cudnn_sdpa.h"
 #include "references/gqa_backends.h"
 #include "references/plain_reference.h"
+#ifdef PTXB_WITH_FLASHINFER
+#include "references/flashinfer/flashinfer_mha.h"
+#endif
 
 namespace ptxb::gpu {
 namespace {
@@ -132,8 +135,9 @@ Status AttentionBackwardReference::invoke(void* const* params) {
 
 std::vector<std::string> reference_backend_names() {
   std::vector<std::string> names = {
-      "cublaslt_gemm",   "cudnn_sdpa_fwd",           "cudnn_sdpa_bwd",
-      "plain_cuda_gemm", "plain_cuda_attention_fwd", "plain_cuda_attention_bwd"};
+      "cublaslt_gemm",         "cudnn_sdpa_fwd",           "cudnn_sdpa_bwd",
+      "plain_cuda_gemm",       "plain_cuda_attention_fwd", "plain_cuda_attention_bwd",
+      "flashinfer_mha_prefill"};
   for (const std::string& name : gqa_backend_names()) names.push_back(name);
   return names;
 }
@@ -157,6 +161,12 @@ Result<std::unique_ptr<ReferenceBackend>> make_reference(std::string_view name, 
     backend = std::make_unique<PlainAttentionForward>(causal);
   } else if (name == "plain_cuda_attention_bwd") {
     backend = std::make_unique<PlainAttentionBackward>(causal);
+  } else if (name == "flashinfer_mha_prefill") {
+#ifdef PTXB_WITH_FLASHINFER
+    backend = std::make_unique<FlashInferMhaPrefill>(causal);
+#else
+    return flashinfer_not_built(name);
+#endif
   } else {
     std::string known;
     for (const std::string& n : reference_backend_names()) known += (known.empty() ? "" : ", ") + n;

@@ -139,13 +139,17 @@ std::vector<std::string> reference_backend_names();
 
 // Whether this build compiled the FlashInfer kernels (CMake option PTXB_WITH_FLASHINFER).
 bool flashinfer_built();
+// The error every FlashInfer backend name gives in a build without them: names the option.
+Error flashinfer_not_built(std::string_view backend);
 
 // Creates a backend by name: "cublaslt_gemm", "cudnn_sdpa_fwd", "cudnn_sdpa_bwd",
 // "plain_cuda_gemm", "plain_cuda_attention_fwd", "plain_cuda_attention_bwd", and the GQA
 // backends "flashinfer_gqa_<layout>" / "plain_cuda_gqa_<layout>" (layout paged_decode,
-// paged_prefill, ragged_prefill; causal exactly for the prefills). `causal` must be false for
-// the GEMMs. Touches no GPU. The FlashInfer names fail with a clear message in a build
-// configured without PTXB_WITH_FLASHINFER.
+// paged_prefill, ragged_prefill; causal exactly for the prefills), and
+// "flashinfer_mha_prefill" (the MHA forward tasks' optional second reference,
+// references/flashinfer/flashinfer_mha.h). `causal` must be false for the GEMMs. Touches no
+// GPU. The FlashInfer names fail with a clear message in a build configured without
+// PTXB_WITH_FLASHINFER.
 Result<std::unique_ptr<ReferenceBackend>> make_reference(std::string_view name, bool causal);
 
 // Shape checks shared by backends: positive dimensions, and element counts that fit int64.

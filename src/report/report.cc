@@ -318,21 +318,21 @@ std::vector<std::pair<std::string, std::string>> render_csv_files(
     }
   }
 
-  std::string tokens =
-      csv_line(with_identity({"variant", "trajectory_id", "turn", "reasoning_tokens", "correctness",
-                              "speedup", "speedup_low", "speedup_high", "target_instructions",
-                              "correct_with_arch", "status", "energy_ratio"}));
+  std::string tokens = csv_line(
+      with_identity({"variant", "trajectory_id", "turn", "reasoning_tokens", "correctness",
+                     "speedup", "speedup_low", "speedup_high", "target_instructions",
+                     "correct_with_arch", "status", "energy_ratio", "also_reference_speedup"}));
   for (const Trajectory& trajectory : trajectories) {
     for (const TurnRecord& turn : trajectory.turns) {
       const TrajectoryKey& key = trajectory.key;
       bool with_arch = turn.correct() && turn.target_instructions == kInstDynamicPresent;
-      tokens +=
-          csv_line({key.model, key.arch, key.workload, trajectory.workload_name, key.definition,
-                    trajectory.run_dir, key.variant, key.trajectory, std::to_string(turn.turn),
-                    std::to_string(turn.tokens.reasoning), turn.correct() ? "1" : "0",
-                    csv_number(turn.speedup), csv_number(turn.speedup_low),
-                    csv_number(turn.speedup_high), turn.target_instructions, with_arch ? "1" : "0",
-                    turn.status_name(), csv_number(turn.energy_ratio)});
+      tokens += csv_line({key.model, key.arch, key.workload, trajectory.workload_name,
+                          key.definition, trajectory.run_dir, key.variant, key.trajectory,
+                          std::to_string(turn.turn), std::to_string(turn.tokens.reasoning),
+                          turn.correct() ? "1" : "0", csv_number(turn.speedup),
+                          csv_number(turn.speedup_low), csv_number(turn.speedup_high),
+                          turn.target_instructions, with_arch ? "1" : "0", turn.status_name(),
+                          csv_number(turn.energy_ratio), csv_number(turn.also_reference_speedup)});
     }
   }
   return {{"correctness_rate.csv", correctness},

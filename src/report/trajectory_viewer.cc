@@ -34,6 +34,7 @@ Json turn_json(const TurnRecord& record, const TurnDetail* detail, const std::st
             {"speedup", optional_number(record.speedup)},
             {"speedup_low", optional_number(record.speedup_low)},
             {"speedup_high", optional_number(record.speedup_high)},
+            {"also_reference_speedup", optional_number(record.also_reference_speedup)},
             {"target_instructions", record.target_instructions},
             {"tokens",
              {{"prompt", record.tokens.prompt},

@@ -91,6 +91,8 @@ inline constexpr const char* kViewerScript = R"JS(
     if (t.compile) row(verdicts, 'compile', t.compile);
     if (t.eval_message) row(verdicts, 'evaluation', t.eval_message);
     row(verdicts, 'speedup', speedupText(t));
+    if (t.also_reference_speedup !== null)
+      row(verdicts, 'speedup vs second reference', num(t.also_reference_speedup, 3) + '×');
     row(verdicts, 'target instructions', t.target_instructions +
         (t.inst_reason ? ': ' + t.inst_reason : ''));
     row(verdicts, 'tokens', 'prompt ' + t.tokens.prompt + ', completion ' + t.tokens.completion +

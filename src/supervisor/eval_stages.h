@@ -78,6 +78,11 @@ std::optional<Finding> batch_reply_finding(const BatchReply& reply,
 // error), else the record in workload.paper_timing.
 StageOutcome paper_timing_stage(EvalContext& ctx);
 
+// stage_also_reference.cc (EvalOptions::also_reference): after a PASSED verdict, the second
+// reference's correctness and solo timing into workload.reference.also_reference; never
+// changes the verdict, does nothing without the option.
+StageOutcome stage_also_reference(EvalContext& ctx);
+
 // stage_revalidation.cc: fresh trials when the speedup is high enough to deserve a second look.
 StageOutcome stage_revalidation(EvalContext& ctx);
 

@@ -102,9 +102,10 @@ EvalResult Evaluator::run(const SupervisorJob& job, const Task& task,
   // In order; each stage either hands on to the next or decides the status. The sanitizer gate
   // runs before the workload's inputs exist: it uses the self-contained runner's own.
   using Stage = StageOutcome (*)(EvalContext&);
-  static constexpr Stage kStages[] = {
-      stage_setup,  stage_sanitizer, stage_workload,     stage_reference, stage_correctness,
-      stage_timing, stage_bound,     stage_revalidation, stage_integrity, stage_profile};
+  static constexpr Stage kStages[] = {stage_setup,          stage_sanitizer,    stage_workload,
+                                      stage_reference,      stage_correctness,  stage_timing,
+                                      stage_bound,          stage_revalidation, stage_integrity,
+                                      stage_also_reference, stage_profile};
   // Operation sanitize: the gate and the correctness trials, nothing timed. The reference runner
   // is not started either: the expected outputs come from the workload stage, and only its
   // timing (which sets the per-call limit) is skipped.

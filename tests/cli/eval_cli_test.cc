@@ -6,6 +6,7 @@
 #include "core/fs.h"
 #include "core/json_io.h"
 #include "core/process.h"
+#include "core/version.h"
 #include "env/gpu_probe.h"
 
 namespace ptxb {
@@ -88,6 +89,38 @@ TEST(EvalCli, UnknownTaskAndMissingFileAreOneLineErrors) {
       run_eval({std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu", "--task", "nope"});
   EXPECT_EQ(t.exit_code, 1);
   EXPECT_NE(t.stderr_text.find("nope"), std::string::npos) << t.stderr_text;
+}
+
+// --also-reference (eval/also_reference.h): refused before compiling where it does not apply,
+// with a usage error (exit 2) that says why.
+TEST(EvalCli, AlsoReferenceIsAUsageErrorWhereItDoesNotApply) {
+  const std::string kernel = std::string(PTXB_SOURCE_DIR) + "/examples/gemm_simt.cu";
+  ProcessResult gemm =
+      run_eval({kernel, "--task", "gemm_n7168_k5120", "--also-reference", "flashinfer"});
+  EXPECT_EQ(gemm.exit_code, 2) << gemm.stderr_text;
+  EXPECT_NE(gemm.stderr_text.find("not an MHA forward task"), std::string::npos)
+      << gemm.stderr_text;
+  ProcessResult backward =
+      run_eval({kernel, "--task", "mha_bwd_d128", "--also-reference", "flashinfer"});
+  EXPECT_EQ(backward.exit_code, 2);
+  EXPECT_NE(backward.stderr_text.find("cudnn_sdpa_bwd"), std::string::npos) << backward.stderr_text;
+  ProcessResult unknown =
+      run_eval({kernel, "--task", "mha_with_lse_d128", "--also-reference", "triton"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.stderr_text.find("known: flashinfer"), std::string::npos)
+      << unknown.stderr_text;
+  // On an MHA forward task only a build without the FlashInfer kernels refuses, naming the
+  // option (a build with them goes on to compile; tests/gpu/eval_test.cc runs it on the GPU).
+  if (!built_with_flashinfer()) {
+    ProcessResult unbuilt =
+        run_eval({kernel, "--task", "mha_with_lse_d128", "--also-reference", "flashinfer"});
+    EXPECT_EQ(unbuilt.exit_code, 2);
+    EXPECT_NE(unbuilt.stderr_text.find("-DPTXB_WITH_FLASHINFER=ON"), std::string::npos)
+        << unbuilt.stderr_text;
+  }
+  ProcessResult help = run_eval({"--help"});
+  EXPECT_NE(help.stdout_text.find("--also-reference"), std::string::npos);
+  EXPECT_NE(help.stdout_text.find("MHA forward tasks only"), std::string::npos) << help.stdout_text;
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ import sys
 IGNORED_RECORD_FIELDS = {"wall_s"}  # durations of the model call and the evaluation
 IGNORED_REPORT_FIELDS = {"run_dirs"}
 # ... and on a real GPU, what each measurement gives anew (same-verdicts):
-MEASURED_RECORD_FIELDS = {"speedup", "speedup_low", "speedup_high", "speedup_interval", "energy_ratio"}  # where each group was loaded from (the folder's name)
+MEASURED_RECORD_FIELDS = {"speedup", "speedup_low", "speedup_high", "speedup_interval", "energy_ratio",
+                          "also_reference_speedup"}  # where each group was loaded from (the folder's name)
 # (The turn records hold no timestamp or host; plan.json, summary.json and the logs, which do,
 # are not compared.)
 

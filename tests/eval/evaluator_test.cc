@@ -1987,6 +1987,10 @@ TEST(EvalOperation, OptionsFollowTheOperationAndContradictionsAreRefused) {
   EvalOptions energy;
   energy.energy = true;
   EXPECT_EQ(apply_operation(EvalOperation::kSanitize, energy).error().code, "invalid");
+  EvalOptions second;
+  second.also_reference = "flashinfer";  // timed after the verdict, which these never reach
+  EXPECT_EQ(apply_operation(EvalOperation::kSanitize, second).error().code, "invalid");
+  EXPECT_EQ(apply_operation(EvalOperation::kDebug, second).error().code, "invalid");
   EvalOptions profile;
   ASSERT_TRUE(apply_operation(EvalOperation::kProfile, profile).ok());
   EXPECT_TRUE(profile.ncu);
@@ -2073,6 +2077,125 @@ TEST_F(EvaluatorTest, PinningAReferenceWithoutACublasLtChoiceIsAnInfraError) {
   EvalResult r = run();
   EXPECT_EQ(r.status, PtxbStatus::kInfraError);
   EXPECT_NE(r.message.find("recorded no cuBLASLt choice to pin"), std::string::npos) << r.message;
+}
+
+// --also-reference flashinfer (stage_also_reference.cc): after the PASSED verdict, a third runner
+// with FlashInfer's selector, its outputs checked, then timed; the verdict and the speedup stay
+// the primary reference's.
+class AlsoReferenceStageTest : public EvaluatorTest {
+ protected:
+  void SetUp() override {
+    EvaluatorTest::SetUp();
+    task_ = registry_->get("mha_with_lse_d128_causal").value();
+    compile_.artifact.abi_signature = make_run_signature(task_->definition).declaration();
+    job_.request.options.ncu = false;
+    job_.request.options.also_reference = "flashinfer";
+    // The second reference's runner: 1.5 ms a call, or whatever a test scripts.
+    launcher_.reference = [this] {
+      auto s = std::make_unique<FakeSession>();
+      s->device_ns = 750'000;
+      if (second_reference()) {
+        s->device_ns = 1'500'000;
+        s->log_text = second_log_;
+        if (second_script_) s->on_call = second_script_;
+        s->exit = second_exit_;
+      }
+      return s;
+    };
+  }
+  // The launcher records the selector before it builds the session.
+  bool second_reference() const {
+    return !launcher_.selectors.empty() &&
+           launcher_.selectors.back().starts_with("flashinfer_mha_prefill");
+  }
+  std::string second_log_ =
+      "libptxbench_reference: prepared {\"backend\":\"flashinfer_mha_prefill\"}\n";
+  std::function<Result<CallReply>(int, CallReply)> second_script_;
+  RunnerExit second_exit_{true, 0, 0, false};
+};
+
+TEST_F(AlsoReferenceStageTest, CorrectSecondReferenceIsTimedAndRecordedBesideThePrimary) {
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  // The primary selector for the primary runners, FlashInfer's for one more.
+  ASSERT_GE(launcher_.selectors.size(), 3u);
+  EXPECT_EQ(launcher_.selectors.front(), "cudnn_sdpa_fwd:causal");
+  EXPECT_EQ(std::count(launcher_.selectors.begin(), launcher_.selectors.end(),
+                       "flashinfer_mha_prefill:causal"),
+            1);
+  const WorkloadEval& w = r.workloads.at(0);
+  ASSERT_TRUE(w.reference.also_reference.has_value());
+  const AlsoReferenceRecord& also = *w.reference.also_reference;
+  EXPECT_EQ(also.status, "measured") << also.why;
+  EXPECT_EQ(also.backend, "flashinfer_mha_prefill");
+  EXPECT_EQ(also.checks.size(), 3u);  // one call per correctness set (3 forward trials)
+  ASSERT_TRUE(also.timing.has_value());
+  EXPECT_NEAR(also.timing->median_ms, 1.5, 1e-9);
+  ASSERT_TRUE(also.speedup.has_value());
+  EXPECT_NEAR(*also.speedup, 1.5 / w.candidate_timing->median_ms, 1e-9);
+  EXPECT_EQ(also.backend_description["backend"], "flashinfer_mha_prefill");
+  // The primary's speedup is untouched: cuDNN's fake 0.75 ms over the candidate's 1 ms.
+  ASSERT_TRUE(w.speedup.has_value());
+  EXPECT_NEAR(*w.speedup, 0.75, 0.01);
+  EXPECT_NE(render_summary(r).find("also reference flashinfer (flashinfer_mha_prefill): 1.5000 ms"),
+            std::string::npos)
+      << render_summary(r);
+}
+
+TEST_F(AlsoReferenceStageTest, WithoutTheOptionNothingMoreRuns) {
+  job_.request.options.also_reference.clear();
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  for (const std::string& selector : launcher_.selectors)
+    EXPECT_EQ(selector, "cudnn_sdpa_fwd:causal");
+  EXPECT_FALSE(r.workloads.at(0).reference.also_reference.has_value());
+  for (const auto& [stage, ms] : r.stage_ms) EXPECT_NE(stage, "also_reference");
+}
+
+TEST_F(AlsoReferenceStageTest, AWrongSecondReferenceIsReportedAndNotTimed) {
+  device_.check_fn = [this](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    if (second_reference()) c.num_failing = 7;
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;  // the candidate's verdict stands
+  const WorkloadEval& w = r.workloads.at(0);
+  const AlsoReferenceRecord& also = w.reference.also_reference.value();
+  EXPECT_EQ(also.status, "incorrect");
+  EXPECT_FALSE(also.timing.has_value());
+  EXPECT_FALSE(also.speedup.has_value());
+  EXPECT_FALSE(also.why.empty());
+  EXPECT_NE(std::find(w.flags.begin(), w.flags.end(), "also_reference_incorrect"), w.flags.end());
+}
+
+TEST_F(AlsoReferenceStageTest, ALibraryThatRefusesTheTaskIsUnavailableWithItsOwnReason) {
+  second_log_ =
+      "libptxbench_reference: flashinfer_mha_prefill: FlashInfer 0.6.14 has no SM90 prefill "
+      "kernel for head_dim 96 (its SM90 prefill kernels: head_dim 64, 128, 256)\n";
+  second_script_ = [](int, CallReply) -> Result<CallReply> {
+    return make_error("eof", "runner closed the channel");
+  };
+  second_exit_ = RunnerExit{true, 0, 6, false};  // abort()
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  const AlsoReferenceRecord& also = r.workloads.at(0).reference.also_reference.value();
+  EXPECT_EQ(also.status, "unavailable");
+  EXPECT_NE(also.why.find("has no SM90 prefill kernel for head_dim 96"), std::string::npos)
+      << also.why;
+  EXPECT_FALSE(also.timing.has_value());
+}
+
+TEST_F(AlsoReferenceStageTest, AFailingCandidateGetsNoSecondReference) {
+  device_.check_fn = [](int set, int trial) {
+    OutputCheck c = passing_check(set, trial);
+    c.num_failing = 5;
+    return std::vector<OutputCheck>{c};
+  };
+  EvalResult r = run();
+  EXPECT_NE(r.status, PtxbStatus::kPassed);
+  for (const std::string& selector : launcher_.selectors)
+    EXPECT_FALSE(selector.starts_with("flashinfer"));
 }
 
 }  // namespace

@@ -318,6 +318,35 @@ TEST(ReferenceAttention, CudnnForwardMatchesPlain) {
   }
 }
 
+// FlashInfer's SM90 prefill (the MHA forward tasks' optional second reference): batch folded
+// into heads, its base-2 LSE turned into the task's natural-log [B,H,S]; the small cases plus
+// sequence lengths that are no multiple of its tiles (128/192). Skipped without FlashInfer.
+TEST(ReferenceAttention, FlashInferMhaPrefillMatchesPlain) {
+  if (!flashinfer_built()) GTEST_SKIP() << "FlashInfer not built (-DPTXB_WITH_FLASHINFER=ON)";
+  std::vector<AttentionCase> cases = small_attention_cases();
+  cases.push_back({{2, 3, 200, 128}, true});
+  cases.push_back({{1, 2, 333, 64}, false});
+  for (const AttentionCase& c : cases) {
+    SCOPED_TRACE(case_name(c));
+    const AttentionShape& s = c.shape;
+    ASSERT_OK_AND_ASSIGN(AttentionInputs in, make_attention_inputs(s, 100));
+    ASSERT_OK_AND_ASSIGN(Tensor o, Tensor::poisoned(DType::kBFloat16, in.count));
+    ASSERT_OK_AND_ASSIGN(Tensor lse, Tensor::poisoned(DType::kFloat32, in.rows));
+    ASSERT_OK_AND_ASSIGN(Tensor o_ref, Tensor::poisoned(DType::kFloat32, in.count));
+    ASSERT_OK_AND_ASSIGN(Tensor lse_ref, Tensor::poisoned(DType::kFloat32, in.rows));
+    ASSERT_OK_AND_ASSIGN(auto flashinfer, make_reference("flashinfer_mha_prefill", c.causal));
+    ASSERT_OK(invoke_forward(*flashinfer, s, in, o, lse));
+    ASSERT_OK(plain_attention_forward(in.q.bf16(), in.k.bf16(), in.v.bf16(), o_ref.f32(),
+                                      DType::kFloat32, lse_ref.f32(), s.batch, s.heads, s.seq_len,
+                                      s.head_dim, c.causal, nullptr));
+    const cudaError_t synced = cudaDeviceSynchronize();  // a fault in FlashInfer's kernel
+    ASSERT_EQ(synced, cudaSuccess) << cudaGetErrorString(synced);
+    expect_matches(case_name(c) + " FlashInfer O vs plain", o, o_ref);
+    expect_matches(case_name(c) + " FlashInfer LSE vs plain", lse, lse_ref);
+    std::printf("[ info ] plan %s\n", flashinfer->describe()["shapes"][0]["plan"].dump().c_str());
+  }
+}
+
 TEST(ReferenceAttention, CudnnBackwardMatchesPlain) {
   for (const AttentionCase& c : small_attention_cases()) {
     SCOPED_TRACE(case_name(c));

@@ -86,11 +86,26 @@ TEST_F(ReportGolden, CsvColumnsFollowTheReferenceImplementation) {
   EXPECT_EQ(tokens[0],
             "model,arch,workload,workload_name,definition,exp_dir,variant,trajectory_id,turn,"
             "reasoning_tokens,correctness,speedup,speedup_low,speedup_high,target_instructions,"
-            "correct_with_arch,status,energy_ratio");
+            "correct_with_arch,status,energy_ratio,also_reference_speedup");
   EXPECT_EQ(tokens.size(), 1u + 13u + 4u);  // header + every turn of both runs
   bool found = false;
   for (const std::string& line : tokens)
-    found |= ends_with(line, ",no-hint,t0,2,200,1,0.8,,,dynamic_present,1,PASSED,");
+    found |= ends_with(line, ",no-hint,t0,2,200,1,0.8,,,dynamic_present,1,PASSED,,");
+  EXPECT_TRUE(found);
+}
+
+// --also-reference: a turn's speedup over the second reference, in the last column; the record
+// carries it through turns.jsonl (absent, and the cell empty, without it).
+TEST_F(ReportGolden, CsvCarriesTheSecondReferencesSpeedupWherePresent) {
+  TurnRecord& turn = trajectories_.at(0).turns.at(0);
+  turn.also_reference_speedup = 0.875;
+  auto back = TurnRecord::from_json(turn.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->also_reference_speedup, 0.875);
+  EXPECT_FALSE(trajectories_.at(0).turns.at(1).to_json().contains("also_reference_speedup"));
+  bool found = false;
+  for (const std::string& line : split_lines(csv("reasoning_tokens_vs_performance.csv")))
+    found |= ends_with(line, ",0.875");
   EXPECT_TRUE(found);
 }
 

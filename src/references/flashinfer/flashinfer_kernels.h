@@ -1,5 +1,6 @@
-// The FlashInfer 0.6.14 kernels PTXBench instantiates, behind a header free of FlashInfer and
-// CUTLASS includes (only the three .cu files in this folder see those).
+// The FlashInfer 0.6.14 GQA kernels PTXBench instantiates, behind a header free of FlashInfer and
+// CUTLASS includes (only the .cu files in this folder see those; the MHA prefill, the MHA
+// forward tasks' second reference, is in flashinfer_mha.h).
 //
 // FlashInfer splits every batch attention into plan() (host scheduling from the request
 // lengths, written into an int workspace and copied to the GPU) and run() (kernel launches
