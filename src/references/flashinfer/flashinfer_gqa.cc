@@ -120,11 +120,7 @@ Json FlashInferGqa::describe() const {
   }
   return Json{{"backend", name()},
               {"causal", causal()},
-              {"library",
-               {{"name", "FlashInfer"},
-                {"version", flashinfer_ref::kVersion},
-                {"source", "flashinfer-python wheel headers, kernels instantiated by PTXBench"},
-                {"build", "nvcc -gencode arch=compute_90a,code=sm_90a -O3 -use_fast_math"}}},
+              {"library", flashinfer_ref::library_description()},
               {"shapes", shapes}};
 }
 

@@ -31,6 +31,15 @@ namespace ptxb::gpu::flashinfer_ref {
 
 // FlashInfer's package version these kernels were compiled from (wheel flashinfer-python).
 inline constexpr const char* kVersion = "0.6.14";
+
+// The library part of every FlashInfer backend's describe() (GQA and the MHA prefill): name,
+// version, where the kernels come from and how they were built.
+inline Json library_description() {
+  return Json{{"name", "FlashInfer"},
+              {"version", kVersion},
+              {"source", "flashinfer-python wheel headers, kernels instantiated by PTXBench"},
+              {"build", "nvcc -gencode arch=compute_90a,code=sm_90a -O3 -use_fast_math"}};
+}
 inline constexpr std::int64_t kHeadDim = 128;
 
 // Device workspaces and the pinned staging buffer plan() fills, sized like the defaults of
