@@ -2020,6 +2020,22 @@ TEST(EvalOperation, OptionsFollowTheOperationAndContradictionsAreRefused) {
   EXPECT_FALSE(EvalOptions::from_json(budget).ok());
 }
 
+// Pinning is the default: absent from the JSON when on (requests written before keep their
+// idempotency keys and now pin), written as false when turned off.
+TEST(EvalOptionsJson, PinningIsOnByDefaultAndWrittenOnlyWhenOff) {
+  EXPECT_TRUE(EvalOptions{}.pin_reference_algorithm);
+  EXPECT_FALSE(EvalOptions{}.to_json().contains("pin_reference_algorithm"));
+  auto from_absent = EvalOptions::from_json(EvalOptions{}.to_json());
+  ASSERT_TRUE(from_absent.ok()) << from_absent.error().message;
+  EXPECT_TRUE(from_absent->pin_reference_algorithm);
+  EvalOptions off;
+  off.pin_reference_algorithm = false;
+  EXPECT_EQ(off.to_json().at("pin_reference_algorithm"), false);
+  auto back = EvalOptions::from_json(off.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->pin_reference_algorithm);
+}
+
 TEST(DeviceFacts, PhysicalFloorIsTheLargerBound) {
   DeviceFacts f;
   f.sm_count = 132;
@@ -2070,6 +2086,20 @@ TEST_F(EvaluatorTest, PinnedReferenceRunnersGetTheSupervisorsCublasLtChoice) {
   EXPECT_EQ(run().status, PtxbStatus::kPassed);
   ASSERT_FALSE(launcher_.selectors.empty());
   EXPECT_EQ(launcher_.selectors.front(), "cublaslt_gemm");
+}
+
+// Pinning is on by default and only concerns cuBLASLt: a task with another library reference
+// evaluates as before, its runners spawned with the plain selector.
+TEST_F(EvaluatorTest, PinningIsANoOpForReferencesOtherThanCublasLt) {
+  job_.request.options.pin_reference_algorithm = true;  // the default
+  Task attention_like = *task_;
+  attention_like.reference_backend = "cudnn_sdpa_fwd";
+  task_ = &attention_like;
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  ASSERT_FALSE(launcher_.selectors.empty());
+  for (const std::string& selector : launcher_.selectors)
+    EXPECT_EQ(selector.find("@pin="), std::string::npos) << selector;
 }
 
 TEST_F(EvaluatorTest, PinningAReferenceWithoutACublasLtChoiceIsAnInfraError) {
