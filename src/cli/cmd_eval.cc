@@ -202,11 +202,11 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           install_interrupt_handlers();
           PTXB_ASSIGN_OR_RETURN(TaskRegistry registry, TaskRegistry::load(globals.tasks_dirs));
           PTXB_ASSIGN_OR_RETURN(const Task* task, registry.get(flags->task));
-          // Before compiling: a name that does not fit the task is a usage error. A service
-          // (--remote) checks its own build; here only the task.
-          PTXB_RETURN_IF_ERROR(
-              check_also_reference(flags->also_reference, *task,
-                                   flags->remote.empty() ? built_with_flashinfer() : true));
+          // A local evaluation refuses a second reference that does not fit the task in
+          // evaluate(), before compiling. For --remote the task is checked here, before anything
+          // is sent (the service checks its own build).
+          if (!flags->remote.empty())
+            PTXB_RETURN_IF_ERROR(check_also_reference(flags->also_reference, *task, true));
           EvalRequest request;
           request.task = task->name;
           request.arch = flags->arch;

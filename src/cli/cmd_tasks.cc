@@ -1,6 +1,7 @@
 // `ptxbench tasks list|show|solution`: the task suites as data (tasks/ plus --tasks-dir sets), and
 // the expert kernels the replay model answers with.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "cli/command.h"
 #include "core/strings.h"
 #include "llm/replay_model.h"
+#include "llm/solution_render.h"
 #include "tasks/registry.h"
 
 namespace ptxb::cli {
@@ -115,10 +117,34 @@ Result<int> run_show(const GlobalOptions& globals, const std::string& name, bool
   return 0;
 }
 
+// The variant of rung file `rung` ("rung2_warp_specialized") for `task`: the replay turn whose
+// source it is; else the task's own solutions/<task>/<rung>.cu; else the file of that name beside
+// the task's last replay turn's source, with that turn's defines (a rung the replay model no
+// longer answers with, e.g. rung 2 of a task whose last turn is rung 3, stays testable).
+Result<SolutionVariant> rung_variant(const ReplayModel& replay, const std::string& solutions,
+                                     const std::string& task, std::size_t turns,
+                                     const std::string& rung) {
+  const std::string file = rung + ".cu";
+  for (std::size_t t = 1; t <= turns; ++t) {
+    PTXB_ASSIGN_OR_RETURN(SolutionVariant v, replay.kernel_variant(task, static_cast<int>(t)));
+    if (std::filesystem::path(v.source).filename() == file) return v;
+  }
+  if (std::filesystem::is_regular_file(std::filesystem::path(solutions) / task / file))
+    return SolutionVariant{task + "/" + file, {}};
+  PTXB_ASSIGN_OR_RETURN(SolutionVariant last, replay.kernel_variant(task, static_cast<int>(turns)));
+  last.source = (std::filesystem::path(last.source).parent_path() / file).string();
+  if (!std::filesystem::is_regular_file(std::filesystem::path(solutions) / last.source))
+    return make_error("not_found", "no rung '{}' for task '{}': no {} in {}", rung, task,
+                      last.source, solutions);
+  return last;
+}
+
 // The replay kernel of `name` at `turn` (0: the last listed, the fastest) exactly as the replay
 // model answers it, so scripts and users compile or evaluate the same single file; `list` prints
-// the variants instead ("TASK TURN VARIANT" lines, every task when `name` is empty).
-Result<int> run_solution(const std::string& dir, const std::string& name, int turn, bool list) {
+// the variants instead ("TASK TURN VARIANT" lines, every task when `name` is empty); `rung`
+// renders that rung file for the task instead of a turn (rung_variant).
+Result<int> run_solution(const std::string& dir, const std::string& name, int turn, bool list,
+                         const std::string& rung) {
   std::string solutions = dir;
   if (solutions.empty()) {
     PTXB_ASSIGN_OR_RETURN(solutions, default_replay_dir());
@@ -141,6 +167,14 @@ Result<int> run_solution(const std::string& dir, const std::string& name, int tu
   if (name.empty()) return make_error("usage", "tasks solution: a task name (or --list)");
   auto it = counts.find(name);
   if (it == counts.end()) return make_error("not_found", "no replay kernel for task '{}'", name);
+  if (!rung.empty()) {
+    if (turn != 0) return make_error("usage", "tasks solution: --turn or --rung, not both");
+    PTXB_ASSIGN_OR_RETURN(SolutionVariant variant,
+                          rung_variant(*replay, solutions, name, it->second, rung));
+    PTXB_ASSIGN_OR_RETURN(std::string source, render_solution(solutions, variant));
+    std::cout << source;
+    return 0;
+  }
   if (turn < 0 || static_cast<std::size_t>(turn) > it->second)
     return make_error("usage", "task '{}' lists {}, not {}", name,
                       count_noun(it->second, "replay turn"), turn);
@@ -165,6 +199,7 @@ CommandSpec make_tasks_command() {
           std::string replay_dir;
           int turn = 0;
           bool list_solutions = false;
+          std::string rung;
         };
         auto options = std::make_shared<Options>();
         app.require_subcommand(1);
@@ -183,6 +218,10 @@ CommandSpec make_tasks_command() {
             ->check(number_at_least(1, true));
         solution->add_flag("--list", options->list_solutions,
                            "List the replay turns as TASK TURN VARIANT lines instead");
+        solution->add_option("--rung", options->rung,
+                             "Render this rung file instead of a replay turn (e.g. "
+                             "rung2_warp_specialized): the task's own, or the one beside its "
+                             "last turn's source with that turn's defines");
         solution->add_option("--replay-dir", options->replay_dir,
                              "Folder with replay.json (default: the repository's solutions/)");
         return [&globals, options, list, show, solution]() -> Result<int> {
@@ -190,7 +229,7 @@ CommandSpec make_tasks_command() {
           if (show->parsed()) return run_show(globals, options->name, options->show_json);
           if (solution->parsed())
             return run_solution(options->replay_dir, options->name, options->turn,
-                                options->list_solutions);
+                                options->list_solutions, options->rung);
           return make_error("usage", "tasks: expected a subcommand (list, show or solution)");
         };
       }};

@@ -137,7 +137,6 @@ StageOutcome stage_also_reference(EvalContext& ctx) {
     (void)side.session->wait(milliseconds(5000));
   }
   recorded.reference.also_reference = rec;
-  ctx.workload.reference.also_reference = rec;
   ctx.stage_done("also_reference", start);
   return StageOutcome::kContinue;
 }

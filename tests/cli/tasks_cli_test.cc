@@ -68,6 +68,30 @@ TEST(TasksCli, UnknownTaskIsOneLineErrorWithSuggestion) {
   EXPECT_EQ(split_lines(trim(result.stderr_text)).size(), 1u);
 }
 
+// --rung: a rung the replay list no longer names (the causal forward's rung 2, replaced by
+// rung 3 in turn 2) renders from the last turn's folder with its defines; a listed one renders
+// as its turn; an unknown one names what was looked for.
+TEST(TasksCli, SolutionRendersARungByName) {
+  auto rung2 = run_cli(
+      {"tasks", "solution", "mha_with_lse_d128_causal", "--rung", "rung2_warp_specialized"});
+  ASSERT_EQ(rung2.exit_code, 0) << rung2.stderr_text;
+  auto file = read_file(
+      std::string(PTXB_SOURCE_DIR) + "/solutions/mha_with_lse_d128/rung2_warp_specialized.cu",
+      1 << 20);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(rung2.stdout_text, "#define PTXB_CAUSAL 1\n" + file.value());
+  auto listed = run_cli({"tasks", "solution", "mha_bwd_d128_causal", "--rung", "rung1_tma_wgmma"});
+  auto turn1 = run_cli({"tasks", "solution", "mha_bwd_d128_causal", "--turn", "1"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.stderr_text;
+  EXPECT_EQ(listed.stdout_text, turn1.stdout_text);
+  auto unknown = run_cli({"tasks", "solution", "gemm_n7168_k5120", "--rung", "rung9_none"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(contains(unknown.stderr_text, "no rung 'rung9_none'")) << unknown.stderr_text;
+  auto both = run_cli(
+      {"tasks", "solution", "gemm_n7168_k5120", "--rung", "rung1_tma_wgmma", "--turn", "1"});
+  EXPECT_EQ(both.exit_code, 2) << both.stderr_text;
+}
+
 TEST(TasksCli, SolutionPrintsWhatReplayAnswers) {
   // Default: the last turn, the fastest rung; a causal task renders its base file with the define.
   auto last = run_cli({"tasks", "solution", "mha_with_lse_d128_causal"});
