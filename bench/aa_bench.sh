@@ -33,10 +33,10 @@ import json, os, statistics, sys
 w, out, tasks, seeds, flags = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split(), sys.argv[5]
 summary, lines = {}, []
 lines.append(f"flags: `{flags or '(default: interleaved)'}`; seeds {' '.join(seeds)}\n")
-lines.append("| task | evals | speedups | median | abs(1 - median) | max - min | voided (drift) | max ref drift | max after-candidate slowdown | SM clock (blocks) | timing stage s |")
-lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+lines.append("| task | evals | speedups | median | abs(1 - median) | max - min | pooled-median max - min | voided (drift) | max ref drift | max after-candidate slowdown | SM clock (blocks) | timing stage s |")
+lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for t in tasks:
-    speedups, voids, drifts, clocks, stage, afters = [], 0, [], [], [], []
+    speedups, voids, drifts, clocks, stage, afters, pooled = [], 0, [], [], [], [], []
     for s in seeds:
         try:
             r = json.load(open(f"{w}/aa_{t}_{s}.json"))
@@ -52,6 +52,10 @@ for t in tasks:
             continue
         if wl.get("speedup") is not None and r.get("status") == "PASSED":
             speedups.append(wl["speedup"])
+            # The ratio of pooled medians (the speedup before the median over couples).
+            rt, ct = wl.get("reference_timing") or {}, wl.get("candidate_timing") or {}
+            if rt.get("median_ms") and ct.get("median_ms"):
+                pooled.append(rt["median_ms"] / ct["median_ms"])
         if il:
             drifts.append(il["max_abs_drift"])
             clocks += [il["sm_clock_mhz_min"], il["sm_clock_mhz_max"]]
@@ -60,15 +64,16 @@ for t in tasks:
     spread = max(speedups) - min(speedups) if speedups else float("nan")
     summary[t] = {"speedups": speedups, "median": med, "spread": spread, "voided": voids,
                   "max_reference_drift": max(drifts) if drifts else None,
-                  "after_candidate_slowdowns": afters,
+                  "after_candidate_slowdowns": afters, "pooled_median_speedups": pooled,
                   "sm_clock_mhz": [min(clocks), max(clocks)] if clocks else None,
                   "timing_stage_s": stage}
     clk = f"{min(clocks)}-{max(clocks)}" if clocks else "-"
     # The drift rule is the raw ratio of a reference block to the solo calibration (4a).
     dr = f"{max(drifts) * 100:.2f} %" if drifts else "-"
     ac = f"{max(afters) * 100:+.2f} %" if afters else "-"
+    ps = f"{(max(pooled) - min(pooled)) * 100:.2f} %" if pooled else "-"
     lines.append(f"| {t} | {len(speedups)} | {', '.join(f'{x:.4f}' for x in speedups)} | {med:.4f} | "
-                 f"{abs(1 - med) * 100:.2f} % | {spread * 100:.2f} % | {voids} | {dr} | {ac} | {clk} | "
+                 f"{abs(1 - med) * 100:.2f} % | {spread * 100:.2f} % | {ps} | {voids} | {dr} | {ac} | {clk} | "
                  f"{statistics.median(stage) if stage else 0:.1f} |")
 json.dump(summary, open(f"{out}/aa_bench.json", "w"), indent=1)
 open(f"{out}/aa_bench.md", "w").write("\n".join(lines) + "\n")

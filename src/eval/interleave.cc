@@ -58,6 +58,36 @@ void add_block(InterleaveRecord& record, TimingBlock block) {
   record.after_candidate_slowdown = after_candidate_slowdown(record.blocks);
 }
 
+Result<std::vector<CoupleSamples>> couple_samples(const InterleaveRecord& record,
+                                                  const std::vector<double>& reference_ns,
+                                                  const std::vector<double>& candidate_ns) {
+  const std::vector<TimingBlock>& blocks = record.blocks;
+  if (blocks.empty() || blocks.size() % 4 != 0)
+    return make_error("interleave", "{} timing blocks are not whole couples of four",
+                      blocks.size());
+  std::vector<CoupleSamples> couples(blocks.size() / 4);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const TimingBlock& b = blocks[i];
+    const bool reference = b.side == TimedSide::kReference;
+    const std::vector<double>& all = reference ? reference_ns : candidate_ns;
+    if (b.first_sample < 0 || b.samples < 0 ||
+        static_cast<std::size_t>(b.first_sample) + static_cast<std::size_t>(b.samples) > all.size())
+      return make_error(
+          "interleave", "timing block {} (samples {}-{}) lies outside the {}'s {} samples", i + 1,
+          b.first_sample + 1, b.first_sample + b.samples, timed_side_name(b.side), all.size());
+    std::vector<double>& mine =
+        reference ? couples[i / 4].reference_ns : couples[i / 4].candidate_ns;
+    mine.insert(mine.end(), all.begin() + b.first_sample, all.begin() + b.first_sample + b.samples);
+  }
+  for (std::size_t c = 0; c < couples.size(); ++c) {
+    int refs = 0;
+    for (std::size_t i = 4 * c; i < 4 * c + 4; ++i) refs += blocks[i].side == TimedSide::kReference;
+    if (refs != 2)
+      return make_error("interleave", "couple {} holds {} reference blocks, not 2", c + 1, refs);
+  }
+  return couples;
+}
+
 bool reference_faster_than_solo(const InterleaveRecord& record) {
   for (const TimingBlock& block : record.blocks)
     if (block.drift && *block.drift < -record.drift_limit) return true;
@@ -134,6 +164,7 @@ Json InterleaveRecord::to_json() const {
          {"clock_spread", clock_spread},
          {"blocks", blocks_json}};
   if (!voided_attempts.empty()) j["voided_attempts"] = voided_attempts;
+  if (!couple_speedups.empty()) j["couple_speedups"] = couple_speedups;
   j["after_candidate_slowdown"] =
       after_candidate_slowdown ? Json(*after_candidate_slowdown) : Json(nullptr);
   return j;
@@ -147,6 +178,7 @@ Result<InterleaveRecord> InterleaveRecord::from_json(const Json& json) {
   r.optional("reference_solo_sm_clock_mhz", rec.reference_solo_sm_clock_mhz);
   r.optional("after_candidate_slowdown", rec.after_candidate_slowdown);
   r.optional("voided_attempts", rec.voided_attempts);
+  r.optional("couple_speedups", rec.couple_speedups);
   r.optional("max_abs_drift", rec.max_abs_drift).optional("candidate_freeze", rec.candidate_freeze);
   r.optional("sm_clock_mhz_min", rec.sm_clock_mhz_min);
   r.optional("sm_clock_mhz_max", rec.sm_clock_mhz_max).optional("clock_spread", rec.clock_spread);

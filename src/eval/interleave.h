@@ -43,6 +43,7 @@
 
 #include "core/json_io.h"
 #include "core/result.h"
+#include "eval/speedup_interval.h"
 
 namespace ptxb {
 
@@ -86,6 +87,9 @@ struct InterleaveRecord {
   // different clocks within a pair; marked, not voided.
   bool clock_spread = false;
   std::vector<TimingBlock> blocks;
+  // Reference median / candidate median within each couple, in order; the speedup is their
+  // median (eval/speedup_interval.h). Filled when the speedup is computed.
+  std::vector<double> couple_speedups;
   // Why earlier attempts were void (the reference recalibrated before each retry; the blocks
   // above are the last attempt's).
   std::vector<std::string> voided_attempts;
@@ -96,6 +100,14 @@ struct InterleaveRecord {
 
 // The spread of SM clocks across an evaluation's blocks above which the record is marked.
 inline constexpr std::uint32_t kClockSpreadMhz = 90;
+
+// The record's blocks in couples of four, in order, each side's samples of the couple taken from
+// that side's timed samples (TimingBlock::first_sample / samples index them). Fails when the
+// blocks are not whole couples of two blocks per side, or a block's samples lie outside its
+// side's list.
+Result<std::vector<CoupleSamples>> couple_samples(const InterleaveRecord& record,
+                                                  const std::vector<double>& reference_ns,
+                                                  const std::vector<double>& candidate_ns);
 
 // Rule 4a: median / solo median − 1 of a reference block.
 double reference_drift(double block_median_ms, double solo_median_ms);

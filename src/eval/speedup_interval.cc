@@ -18,28 +18,63 @@ double resampled_median(const std::vector<double>& values, std::mt19937_64& gene
   return percentile_sorted(scratch, 0.5);
 }
 
+double median_of(std::vector<double>& values) {
+  std::sort(values.begin(), values.end());
+  return percentile_sorted(values, 0.5);
+}
+
+bool usable(const std::vector<CoupleSamples>& couples) {
+  if (couples.empty()) return false;
+  for (const CoupleSamples& c : couples)
+    if (c.reference_ns.empty() || c.candidate_ns.empty()) return false;
+  return true;
+}
+
 }  // namespace
+
+std::optional<double> couple_speedup(const std::vector<CoupleSamples>& couples) {
+  if (!usable(couples)) return std::nullopt;
+  std::vector<double> ratios, scratch;
+  for (const CoupleSamples& c : couples) {
+    scratch = c.reference_ns;
+    const double reference = median_of(scratch);
+    scratch = c.candidate_ns;
+    const double candidate = median_of(scratch);
+    if (!(reference > 0) || !(candidate > 0)) return std::nullopt;
+    ratios.push_back(reference / candidate);
+  }
+  return median_of(ratios);
+}
+
+std::optional<SpeedupInterval> bootstrap_couple_speedup(const std::vector<CoupleSamples>& couples,
+                                                        int resamples, std::uint64_t seed) {
+  if (!couple_speedup(couples) || resamples <= 0) return std::nullopt;
+  std::mt19937_64 generator(seed);
+  std::vector<double> speedups, ratios, scratch;
+  speedups.reserve(static_cast<std::size_t>(resamples));
+  for (int b = 0; b < resamples; ++b) {
+    ratios.clear();
+    for (const CoupleSamples& c : couples) {
+      const double reference = resampled_median(c.reference_ns, generator, scratch);
+      const double candidate = resampled_median(c.candidate_ns, generator, scratch);
+      if (!(reference > 0) || !(candidate > 0)) return std::nullopt;
+      ratios.push_back(reference / candidate);
+    }
+    speedups.push_back(median_of(ratios));
+  }
+  std::sort(speedups.begin(), speedups.end());
+  SpeedupInterval interval;
+  interval.low = percentile_sorted(speedups, 0.025);
+  interval.high = percentile_sorted(speedups, 0.975);
+  interval.resamples = resamples;
+  interval.seed = seed;
+  return interval;
+}
 
 std::optional<SpeedupInterval> bootstrap_speedup(const std::vector<double>& reference_ns,
                                                  const std::vector<double>& candidate_ns,
                                                  int resamples, std::uint64_t seed) {
-  if (reference_ns.empty() || candidate_ns.empty() || resamples <= 0) return std::nullopt;
-  std::mt19937_64 generator(seed);
-  std::vector<double> ratios, scratch;
-  ratios.reserve(static_cast<std::size_t>(resamples));
-  for (int b = 0; b < resamples; ++b) {
-    const double reference = resampled_median(reference_ns, generator, scratch);
-    const double candidate = resampled_median(candidate_ns, generator, scratch);
-    if (reference <= 0 || candidate <= 0) return std::nullopt;
-    ratios.push_back(reference / candidate);
-  }
-  std::sort(ratios.begin(), ratios.end());
-  SpeedupInterval interval;
-  interval.low = percentile_sorted(ratios, 0.025);
-  interval.high = percentile_sorted(ratios, 0.975);
-  interval.resamples = resamples;
-  interval.seed = seed;
-  return interval;
+  return bootstrap_couple_speedup({CoupleSamples{reference_ns, candidate_ns}}, resamples, seed);
 }
 
 Json SpeedupInterval::to_json() const {

@@ -103,6 +103,22 @@ std::optional<Finding> fresh_input_check(EvalContext& ctx) {
   return slow;
 }
 
+// The speedup's couples: interleaved timing's couples of blocks (their ratios recorded in the
+// trace), or one couple of all samples when the sides were timed one after the other.
+Result<std::vector<CoupleSamples>> speedup_couples(EvalContext& ctx) {
+  auto& interleave = ctx.workload.timing_interleave;
+  if (!interleave)
+    return std::vector<CoupleSamples>{
+        CoupleSamples{ctx.reference_samples_ns, ctx.candidate_timing.samples_ns}};
+  PTXB_ASSIGN_OR_RETURN(
+      std::vector<CoupleSamples> couples,
+      couple_samples(*interleave, ctx.reference_samples_ns, ctx.candidate_timing.samples_ns));
+  interleave->couple_speedups.clear();
+  for (const CoupleSamples& c : couples)
+    if (auto ratio = couple_speedup({c})) interleave->couple_speedups.push_back(*ratio);
+  return couples;
+}
+
 }  // namespace
 
 StageOutcome stage_integrity(EvalContext& ctx) {
@@ -138,17 +154,28 @@ StageOutcome stage_integrity(EvalContext& ctx) {
     // --timing-protocol paper: the recipe's speedup; no interval (the recipe has none).
     w.speedup = w.paper_timing->speedup;
   } else if (w.reference_timing && w.candidate_timing->median_ms > 0) {
-    w.speedup = w.reference_timing->median_ms / w.candidate_timing->median_ms;
-    // Over the CUPTI samples; none where the bound replaced the candidate's time.
-    if (cupti_time)
-      w.speedup_interval =
-          bootstrap_speedup(ctx.reference_samples_ns, ctx.candidate_timing.samples_ns);
+    if (!cupti_time) {
+      // The bound replaced the candidate's time: a ratio of medians, no interval.
+      w.speedup = w.reference_timing->median_ms / w.candidate_timing->median_ms;
+    } else {
+      auto couples = speedup_couples(ctx);
+      if (!couples.ok())
+        return ctx.conclude(PtxbStatus::kInfraError, "timing_record", couples.error().message);
+      w.speedup = couple_speedup(*couples);
+      w.speedup_interval = bootstrap_couple_speedup(*couples);
+    }
   }
   std::string passed_message;
   if (paper)
     passed_message = fmt::format(
         "correct; {:.4f} ms vs reference {:.4f} ms (the paper's recipe): speedup {:.3f}x",
         w.paper_timing->candidate_ms, w.paper_timing->reference_ms, *w.speedup);
+  else if (w.speedup && w.timing_interleave && w.timing_interleave->couple_speedups.size() > 1)
+    passed_message = fmt::format(
+        "correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x (median of {} interleaved "
+        "couples)",
+        w.candidate_timing->median_ms, w.reference_timing->median_ms, *w.speedup,
+        w.timing_interleave->couple_speedups.size());
   else if (w.speedup)
     passed_message =
         fmt::format("correct; {:.4f} ms vs reference {:.4f} ms: speedup {:.3f}x",

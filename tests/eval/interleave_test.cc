@@ -135,5 +135,49 @@ TEST(Interleave, TheRecordKeepsDriftClocksAndSpreadAndRoundTrips) {
   EXPECT_FALSE(InterleaveRecord::from_json(bad).ok());
 }
 
+// The couples of an evaluation: blocks in groups of four, each side's samples located by
+// first_sample / samples in that side's list.
+TEST(Interleave, CoupleSamplesGroupBlocksInFoursAndTakeEachSidesSamples) {
+  constexpr TimedSide R = TimedSide::kReference, C = TimedSide::kCandidate;
+  InterleaveRecord rec;
+  // Couple 1: R C C R, couple 2: C R R C; 2 samples per block.
+  const TimedSide order[] = {R, C, C, R, C, R, R, C};
+  int next[2] = {0, 0};
+  for (TimedSide side : order) {
+    int& n = next[side == R ? 0 : 1];
+    rec.blocks.push_back(TimingBlock{side, n, 2, 1.0});
+    n += 2;
+  }
+  const std::vector<double> ref = {10, 11, 12, 13, 14, 15, 16, 17};
+  const std::vector<double> cand = {20, 21, 22, 23, 24, 25, 26, 27};
+  auto couples = couple_samples(rec, ref, cand);
+  ASSERT_TRUE(couples.ok()) << couples.error().message;
+  ASSERT_EQ(couples->size(), 2u);
+  EXPECT_EQ((*couples)[0].reference_ns, (std::vector<double>{10, 11, 12, 13}));
+  EXPECT_EQ((*couples)[0].candidate_ns, (std::vector<double>{20, 21, 22, 23}));
+  EXPECT_EQ((*couples)[1].reference_ns, (std::vector<double>{14, 15, 16, 17}));
+  EXPECT_EQ((*couples)[1].candidate_ns, (std::vector<double>{24, 25, 26, 27}));
+
+  // A block past its side's samples, a partial couple, a couple of three reference blocks: errors.
+  EXPECT_FALSE(couple_samples(rec, ref, {20, 21}).ok());
+  InterleaveRecord partial = rec;
+  partial.blocks.pop_back();
+  EXPECT_FALSE(couple_samples(partial, ref, cand).ok());
+  InterleaveRecord lopsided = rec;
+  lopsided.blocks[1].side = R;
+  EXPECT_FALSE(couple_samples(lopsided, ref, cand).ok());
+  EXPECT_FALSE(couple_samples(InterleaveRecord{}, ref, cand).ok());
+}
+
+TEST(Interleave, CoupleSpeedupsRoundTrip) {
+  InterleaveRecord rec;
+  rec.block_samples = 10;
+  rec.couple_speedups = {0.99, 1.01, 1.0};
+  auto back = InterleaveRecord::from_json(Json::parse(rec.to_json().dump()));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->couple_speedups, rec.couple_speedups);
+  EXPECT_FALSE(InterleaveRecord{}.to_json().contains("couple_speedups"));
+}
+
 }  // namespace
 }  // namespace ptxb

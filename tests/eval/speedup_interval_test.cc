@@ -56,5 +56,54 @@ TEST(SpeedupInterval, RoundTrips) {
   EXPECT_FALSE(SpeedupInterval::from_json(Json::object()).ok());
 }
 
+TEST(SpeedupInterval, OneCoupleIsTheRatioOfPooledMedians) {
+  std::vector<double> reference, candidate;
+  for (int i = 0; i < 30; ++i) {
+    reference.push_back(1000.0 + (i * 37 % 11));
+    candidate.push_back(900.0 + (i * 53 % 17));
+  }
+  auto pooled = bootstrap_speedup(reference, candidate);
+  auto coupled = bootstrap_couple_speedup({CoupleSamples{reference, candidate}});
+  ASSERT_TRUE(pooled && coupled);
+  EXPECT_EQ(pooled->low, coupled->low);
+  EXPECT_EQ(pooled->high, coupled->high);
+}
+
+// By hand: three couples, the reference always 2. Couples 1 and 2 have the candidate at 1
+// (ratio 2); couple 3's candidate ran in a clock dip, {2, 2} (ratio 1). Pooled, the candidate's
+// median over {1, 1, 1, 1, 2, 2} is 1 and the speedup 2 here, but with two dipped samples of six
+// in a side of 4+2 the pooled median sits on the boundary; the couples' median is 2 whatever
+// couple 3 says, and so is every resample's (couples 1 and 2 always give 2).
+TEST(SpeedupInterval, TheMedianOfCouplesIgnoresOneDippedCouple) {
+  const std::vector<CoupleSamples> couples = {
+      {{2.0, 2.0}, {1.0, 1.0}}, {{2.0, 2.0}, {1.0, 1.0}}, {{2.0, 2.0}, {2.0, 2.0}}};
+  EXPECT_DOUBLE_EQ(*couple_speedup(couples), 2.0);
+  auto interval = bootstrap_couple_speedup(couples);
+  ASSERT_TRUE(interval.has_value());
+  EXPECT_DOUBLE_EQ(interval->low, 2.0);
+  EXPECT_DOUBLE_EQ(interval->high, 2.0);
+  // Pooled, three dipped samples of six move the speedup: medians 2 / 1.5.
+  EXPECT_DOUBLE_EQ(*couple_speedup({{{2.0, 2.0, 2.0}, {1.0, 1.0, 1.0, 2.0, 2.0, 2.0}}}), 2.0 / 1.5);
+}
+
+// By hand, two couples (the median of two is their mean): couple 1's ratio is always 2/1 = 2;
+// couple 2 has the reference at 2 and the candidate {1, 2}, whose resample medians are 1, 1.5
+// or 2 with probabilities 1/4, 1/2, 1/4, so its ratio is 2, 4/3 or 1 and the mean of the two
+// couples 2, 5/3 or 3/2: the 2.5th percentile is 3/2 and the 97.5th 2.
+TEST(SpeedupInterval, TwoCouplesMatchTheHandComputedPercentiles) {
+  const std::vector<CoupleSamples> couples = {{{2.0}, {1.0}}, {{2.0}, {1.0, 2.0}}};
+  EXPECT_DOUBLE_EQ(*couple_speedup(couples), (2.0 + 2.0 / 1.5) / 2);
+  auto interval = bootstrap_couple_speedup(couples);
+  ASSERT_TRUE(interval.has_value());
+  EXPECT_DOUBLE_EQ(interval->low, 1.5);
+  EXPECT_DOUBLE_EQ(interval->high, 2.0);
+}
+
+TEST(SpeedupInterval, ACoupleWithoutSamplesHasNoSpeedup) {
+  EXPECT_FALSE(couple_speedup({}).has_value());
+  EXPECT_FALSE(couple_speedup({{{1.0}, {1.0}}, {{1.0}, {}}}).has_value());
+  EXPECT_FALSE(bootstrap_couple_speedup({{{1.0}, {}}}).has_value());
+}
+
 }  // namespace
 }  // namespace ptxb
