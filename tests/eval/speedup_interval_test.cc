@@ -25,12 +25,19 @@ TEST(SpeedupInterval, TwoSampleCaseMatchesTheHandComputedPercentiles) {
   EXPECT_DOUBLE_EQ(interval->high, 2.0);
 }
 
-TEST(SpeedupInterval, FixedSeedGivesTheSameIntervalAndContainsTheSpeedup) {
-  std::vector<double> reference, candidate;
-  for (int i = 0; i < 50; ++i) {
-    reference.push_back(1000.0 + (i * 37 % 11));
-    candidate.push_back(800.0 + (i * 53 % 17));
+// n deterministic, spread samples per side: the reference around 1005, the candidate around
+// candidate_base + 8.
+CoupleSamples spread_samples(int n, double candidate_base) {
+  CoupleSamples c;
+  for (int i = 0; i < n; ++i) {
+    c.reference_ns.push_back(1000.0 + (i * 37 % 11));
+    c.candidate_ns.push_back(candidate_base + (i * 53 % 17));
   }
+  return c;
+}
+
+TEST(SpeedupInterval, FixedSeedGivesTheSameIntervalAndContainsTheSpeedup) {
+  const auto [reference, candidate] = spread_samples(50, 800.0);
   auto a = bootstrap_speedup(reference, candidate);
   auto b = bootstrap_speedup(reference, candidate);
   ASSERT_TRUE(a && b);
@@ -57,11 +64,7 @@ TEST(SpeedupInterval, RoundTrips) {
 }
 
 TEST(SpeedupInterval, OneCoupleIsTheRatioOfPooledMedians) {
-  std::vector<double> reference, candidate;
-  for (int i = 0; i < 30; ++i) {
-    reference.push_back(1000.0 + (i * 37 % 11));
-    candidate.push_back(900.0 + (i * 53 % 17));
-  }
+  const auto [reference, candidate] = spread_samples(30, 900.0);
   auto pooled = bootstrap_speedup(reference, candidate);
   auto coupled = bootstrap_couple_speedup({CoupleSamples{reference, candidate}});
   ASSERT_TRUE(pooled && coupled);
