@@ -18,7 +18,7 @@ double resampled_median(const std::vector<double>& values, std::mt19937_64& gene
   return percentile_sorted(scratch, 0.5);
 }
 
-double median_of(std::vector<double>& values) {
+double median_in_place(std::vector<double>& values) {
   std::sort(values.begin(), values.end());
   return percentile_sorted(values, 0.5);
 }
@@ -37,13 +37,13 @@ std::optional<double> couple_speedup(const std::vector<CoupleSamples>& couples) 
   std::vector<double> ratios, scratch;
   for (const CoupleSamples& c : couples) {
     scratch = c.reference_ns;
-    const double reference = median_of(scratch);
+    const double reference = median_in_place(scratch);
     scratch = c.candidate_ns;
-    const double candidate = median_of(scratch);
+    const double candidate = median_in_place(scratch);
     if (!(reference > 0) || !(candidate > 0)) return std::nullopt;
     ratios.push_back(reference / candidate);
   }
-  return median_of(ratios);
+  return median_in_place(ratios);
 }
 
 std::optional<SpeedupInterval> bootstrap_couple_speedup(const std::vector<CoupleSamples>& couples,
@@ -60,7 +60,7 @@ std::optional<SpeedupInterval> bootstrap_couple_speedup(const std::vector<Couple
       if (!(reference > 0) || !(candidate > 0)) return std::nullopt;
       ratios.push_back(reference / candidate);
     }
-    speedups.push_back(median_of(ratios));
+    speedups.push_back(median_in_place(ratios));
   }
   std::sort(speedups.begin(), speedups.end());
   SpeedupInterval interval;
