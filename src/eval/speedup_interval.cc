@@ -32,7 +32,7 @@ bool usable(const std::vector<CoupleSamples>& couples) {
 
 }  // namespace
 
-std::optional<double> couple_speedup(const std::vector<CoupleSamples>& couples) {
+std::optional<std::vector<double>> couple_ratios(const std::vector<CoupleSamples>& couples) {
   if (!usable(couples)) return std::nullopt;
   std::vector<double> ratios, scratch;
   for (const CoupleSamples& c : couples) {
@@ -43,12 +43,29 @@ std::optional<double> couple_speedup(const std::vector<CoupleSamples>& couples) 
     if (!(reference > 0) || !(candidate > 0)) return std::nullopt;
     ratios.push_back(reference / candidate);
   }
-  return median_in_place(ratios);
+  return ratios;
+}
+
+std::optional<double> couple_speedup(const std::vector<CoupleSamples>& couples) {
+  auto ratios = couple_ratios(couples);
+  if (!ratios) return std::nullopt;
+  return median_in_place(*ratios);
+}
+
+double lowest_candidate_median_ns(const std::vector<CoupleSamples>& couples) {
+  std::optional<double> lowest;
+  std::vector<double> scratch;
+  for (const CoupleSamples& c : couples) {
+    scratch = c.candidate_ns;
+    const double median = scratch.empty() ? 0.0 : median_in_place(scratch);
+    lowest = std::min(lowest.value_or(median), median);
+  }
+  return lowest.value_or(0.0);
 }
 
 std::optional<SpeedupInterval> bootstrap_couple_speedup(const std::vector<CoupleSamples>& couples,
                                                         int resamples, std::uint64_t seed) {
-  if (!couple_speedup(couples) || resamples <= 0) return std::nullopt;
+  if (!couple_ratios(couples) || resamples <= 0) return std::nullopt;
   std::mt19937_64 generator(seed);
   std::vector<double> speedups, ratios, scratch;
   speedups.reserve(static_cast<std::size_t>(resamples));

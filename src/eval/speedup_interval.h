@@ -45,9 +45,16 @@ struct CoupleSamples {
   std::vector<double> candidate_ns;
 };
 
-// The median over couples of reference median / candidate median; nullopt when there is no
+// Reference median / candidate median of each couple, in order; nullopt when there is no
 // couple, a side of a couple has no sample, or a median is not positive.
+std::optional<std::vector<double>> couple_ratios(const std::vector<CoupleSamples>& couples);
+
+// The median of couple_ratios; nullopt where they are.
 std::optional<double> couple_speedup(const std::vector<CoupleSamples>& couples);
+
+// The smallest of the couples' candidate medians (0 without a sample): the physical-floor check
+// holds every couple the speedup is made of to the floor, not only the pooled median.
+double lowest_candidate_median_ns(const std::vector<CoupleSamples>& couples);
 
 // The interval of couple_speedup: each resample redraws every couple's two sides (with
 // replacement, within the couple) and takes the median of the couples' ratios. With one couple

@@ -113,9 +113,7 @@ Result<std::vector<CoupleSamples>> speedup_couples(EvalContext& ctx) {
   PTXB_ASSIGN_OR_RETURN(
       std::vector<CoupleSamples> couples,
       couple_samples(*interleave, ctx.reference_samples_ns, ctx.candidate_timing.samples_ns));
-  interleave->couple_speedups.clear();
-  for (const CoupleSamples& c : couples)
-    if (auto ratio = couple_speedup({c})) interleave->couple_speedups.push_back(*ratio);
+  interleave->couple_speedups = couple_ratios(couples).value_or(std::vector<double>{});
   return couples;
 }
 
@@ -161,7 +159,21 @@ StageOutcome stage_integrity(EvalContext& ctx) {
       auto couples = speedup_couples(ctx);
       if (!couples.ok())
         return ctx.conclude(PtxbStatus::kInfraError, "timing_record", couples.error().message);
+      // Every couple the speedup is made of is held to the physical floor (the pooled median
+      // was, above): otherwise a candidate whose times are implausible in one or two couples
+      // only could carry the median.
+      const double lowest_ms = lowest_candidate_median_ns(*couples) * 1e-6;
+      if (w.physical_floor_ms > 0 &&
+          lowest_ms < ctx.policy.physical_floor_fraction * w.physical_floor_ms)
+        return ctx.conclude_finding(Finding{
+            PtxbStatus::kRewardHack, std::string(reason::kBelowPhysicalFloor),
+            fmt::format("median device time {:.4f} ms in a couple of interleaved blocks is below "
+                        "0.9 x the physical floor {:.4f} ms: the work cannot have been done",
+                        lowest_ms, w.physical_floor_ms)});
       w.speedup = couple_speedup(*couples);
+      if (!w.speedup)
+        return ctx.conclude(PtxbStatus::kInfraError, "timing_record",
+                            "a couple of interleaved blocks has no positive median on one side");
       w.speedup_interval = bootstrap_couple_speedup(*couples);
     }
   }

@@ -108,5 +108,15 @@ TEST(SpeedupInterval, ACoupleWithoutSamplesHasNoSpeedup) {
   EXPECT_FALSE(bootstrap_couple_speedup({{{1.0}, {}}}).has_value());
 }
 
+TEST(SpeedupInterval, CoupleRatiosAndTheLowestCandidateMedian) {
+  const std::vector<CoupleSamples> couples = {{{2.0, 2.0}, {1.0, 3.0, 1.0}}, {{4.0}, {0.5, 0.5}}};
+  EXPECT_EQ(*couple_ratios(couples), (std::vector<double>{2.0, 8.0}));
+  EXPECT_DOUBLE_EQ(lowest_candidate_median_ns(couples), 0.5);
+  // A couple whose candidate median is 0 has no ratio (and is below any floor).
+  const std::vector<CoupleSamples> zero = {{{2.0}, {1.0}}, {{2.0}, {0.0, 0.0, 1.0}}};
+  EXPECT_FALSE(couple_ratios(zero).has_value());
+  EXPECT_DOUBLE_EQ(lowest_candidate_median_ns(zero), 0.0);
+}
+
 }  // namespace
 }  // namespace ptxb
