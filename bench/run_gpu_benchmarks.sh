@@ -14,7 +14,8 @@
 # rungs, mine, repair by the expert rungs, reason, export; bench/adapt_round.sh, under 6 minutes),
 # gemm_sweep (the configurations of solutions/gemm_n7168_k5120/rung4_tuned.cu, bench/gemm_sweep.sh;
 # about 5 minutes) and fwd_sweep (those of solutions/mha_with_lse_d128/rung3_tuned.cu,
-# bench/fwd_sweep.sh) and ncu_passes (Nsight Compute's passes and wall time per group of the
+# bench/fwd_sweep.sh), bwd_sweep (those of solutions/mha_bwd_d128/rung3_fused_dq.cu,
+# bench/bwd_sweep.sh; about 5 minutes) and ncu_passes (Nsight Compute's passes and wall time per group of the
 # profile stage's metrics, bench/ncu_passes.sh; about 1 minute).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +31,9 @@ for b in ${PTXB_BENCHMARKS:-eval solutions}; do
     adapt) bash bench/adapt_round.sh || rc=1 ;;
     gemm_sweep) bash bench/gemm_sweep.sh ;;
     fwd_sweep) bash bench/fwd_sweep.sh ;;
+    bwd_sweep) bash bench/bwd_sweep.sh ;;
     ncu_passes) bash bench/ncu_passes.sh "$OUT_DIR" ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer, adapt, gemm_sweep, fwd_sweep, ncu_passes)" >&2; exit 2 ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer, adapt, gemm_sweep, fwd_sweep, bwd_sweep, ncu_passes)" >&2; exit 2 ;;
   esac
 done
 exit $rc

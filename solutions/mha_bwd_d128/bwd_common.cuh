@@ -85,13 +85,13 @@ __device__ __forceinline__ void zero(float (&a)[32]) {
   for (int i = 0; i < 32; ++i) a[i] = 0.f;
 }
 
-// ---- 1. Dr = rowsum(dO ∘ O) ----
+// ---- 1. Dr = rowsum(dO ∘ O) (and, for rung 3, zeroes its fp32 dQ buffer's rows) ----
 // Reads O and dO from global memory, row stride D: only the D real columns are summed (16
 // threads per row, thread `part` takes columns 8 part..8 part+7; for D = 64, 96 the parts >= D/8
 // add nothing), so the shared-memory padding of D = 96 never reaches Dr.
 __global__ void __launch_bounds__(256)
     preprocess_kernel(const __nv_bfloat16* __restrict__ O, const __nv_bfloat16* __restrict__ dO,
-                      float* __restrict__ Dr, int64_t rows) {
+                      float* __restrict__ Dr, float* __restrict__ zero_rows, int64_t rows) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * 16 + threadIdx.x / 16;
   const int part = threadIdx.x % 16;  // 8 elements = 16 bytes each
   float sum = 0.f;
@@ -110,6 +110,12 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
   for (int m = 8; m >= 1; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
   if (row < rows && part == 0) Dr[row] = sum;
+  // zero_rows: rows x D floats (nullptr: none), 8 per thread, written while the loads stream.
+  if (zero_rows != nullptr && row < rows && part < kD / 8) {
+    float4* z = reinterpret_cast<float4*>(zero_rows + row * kD + part * 8);
+    z[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+    z[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+  }
 }
 
 // ---- host side of both rungs' run() ----

@@ -457,7 +457,8 @@ void run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
     cudaFuncSetAttribute(dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   });
   if (maps == nullptr) return;
-  preprocess_kernel<<<static_cast<unsigned>((rows + 15) / 16), 256, 0, stream>>>(O, dO, Dr, rows);
+  preprocess_kernel<<<static_cast<unsigned>((rows + 15) / 16), 256, 0, stream>>>(O, dO, Dr, nullptr,
+                                                                                 rows);
   const dim3 grid(static_cast<unsigned>(S / kBT), static_cast<unsigned>(B * H));
   dk_dv_kernel<<<grid, kThreads, kSmemBytes, stream>>>(maps->q, maps->k, maps->v, maps->dO, L, Dr,
                                                        dK, dV, static_cast<int>(S));

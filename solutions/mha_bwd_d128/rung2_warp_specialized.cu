@@ -176,31 +176,7 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "setmaxnreg split must fit the 64K-register file");
 static_assert(kBlockRows == 2 * kBT, "causal diagonal logic assumes two consumer slices");
 
-struct Smem {
-  uint8_t* base;
-  uint64_t* afull;
-  uint64_t* b0full;
-  uint64_t* b1full;
-  uint64_t* empty;
-};
-
-__device__ __forceinline__ Smem carve(uint8_t* raw) {
-  Smem s;
-  // 128B swizzle = XOR of address bits 4-6 with bits 7-9: tiles start on 1024 B.
-  s.base = raw + ((1024u - (ptxb::smem_u32(raw) & 1023u)) & 1023u);
-  uint64_t* bars = reinterpret_cast<uint64_t*>(s.base + kBarOffset);
-  s.afull = bars;
-  s.b0full = bars + 1;
-  s.b1full = bars + 1 + kStages;
-  s.empty = bars + 1 + 2 * kStages;
-  return s;
-}
-
-// threadIdx.x / 128, broadcast from lane 0 so that the compiler can prove it warp-uniform: the
-// causal consumers' loop bounds depend on it, and wgmma must stay on warp-uniform paths (C7520).
-__device__ __forceinline__ int warpgroup_index() {
-  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
-}
+#include "ws_common.cuh"
 
 // Programmatic dependent launch (PTX ISA "griddepcontrol"): dq reads nothing dk_dv writes, so
 // dk_dv lets it start once every dk_dv CTA has started (dq CTAs then fill the SMs that
@@ -212,25 +188,6 @@ __device__ __forceinline__ void allow_dependent_launch() {
 // dq is the end of the whole backward for whatever the stream runs next.
 __device__ __forceinline__ void wait_for_prerequisite_grid() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-
-// Thread 0, before the CTA barrier.
-__device__ __forceinline__ void init_barriers(const Smem& sm) {
-  ptxb::mbar_init(sm.afull, 1);
-  for (int s = 0; s < kStages; ++s) {
-    ptxb::mbar_init(&sm.b0full[s], 1);  // the producer's arrive.expect_tx
-    ptxb::mbar_init(&sm.b1full[s], 1);
-    ptxb::mbar_init(&sm.empty[s], kConsumers);  // one elected thread per consumer
-  }
-  ptxb::fence_mbarrier_init();  // inits visible to the async proxy before TMA signals them
-}
-
-// Producer lane: one 64 x D tile = kSlabs {64, 64} boxes (D = 96: the second box's columns
-// 96..127 are out of bounds, written as zeros and counted in kTileBytes by complete_tx).
-__device__ __forceinline__ void load_tile(uint8_t* dst, const CUtensorMap* map, uint64_t* bar,
-                                          int row) {
-  ptxb::tma_load(dst, map, bar, 0, row);
-  if constexpr (kSlabs == 2) ptxb::tma_load(dst + kSlabBytes, map, bar, kSlabCols, row);
 }
 
 // Producer lane: the resident 128 rows of two tensors (64 per consumer) on one barrier.
@@ -273,18 +230,6 @@ __device__ __forceinline__ void drain(const Smem& sm, int count) {
     ptxb::mbar_wait(&sm.empty[n % kStages], static_cast<uint32_t>(n / kStages) & 1u);
 }
 
-// D/16 k16 steps of an m64n64 SS product over D, both operands K-major 64-row tiles: step kk =
-// slab kk/4 (+8 KiB) and +32 B * (kk%4) inside the swizzled 128 B row. D = 96 stops after 6
-// steps, before the padded columns.
-__device__ __forceinline__ void gemm_ss_d(float (&acc)[32], uint64_t desc_a, uint64_t desc_b) {
-#pragma unroll
-  for (int kk = 0; kk < kDSteps; ++kk) {
-    const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
-    ptxb::wgmma_bf16_ss<64>(acc, ptxb::wgmma_desc_advance(desc_a, off),
-                            ptxb::wgmma_desc_advance(desc_b, off), kk > 0);
-  }
-}
-
 // D/16 k16 steps of an m64n64 RS product over D: A = register fragments of a 64 x D tile (k16
 // slice kk in a[kk]), B a K-major 64-row tile as in gemm_ss_d.
 __device__ __forceinline__ void gemm_rs_d(float (&acc)[32], const uint32_t (&a)[kDSteps][4],
@@ -309,13 +254,6 @@ __device__ __forceinline__ void load_a_fragments(uint32_t (&a)[kDSteps][4], cons
     const int chunk = 2 * (kk % 4) + lane / 16;
     ptxb::ldmatrix_x4(a[kk], tile + (kk / 4) * kSlabBytes + row * 128 + ((chunk ^ (row % 8)) * 16));
   }
-}
-
-__device__ __forceinline__ uint64_t desc_kmajor(const uint8_t* tile) {
-  return ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(tile);
-}
-__device__ __forceinline__ uint64_t desc_mnmajor(const uint8_t* tile) {
-  return ptxb::make_wgmma_desc(ptxb::smem_u32(tile), 1024, 1024, ptxb::SmemSwizzle::k128B);
 }
 
 // gemm_rs_k64, the fragment packers, store_tile, zero, the Dr preprocess kernel and run()'s host
@@ -405,40 +343,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptxb::wgmma_commit_group();
     ptxb::wgmma_wait_group<1>();
     ptxb::wgmma_fence_operand(st);
-    // P^T (rows = keys, columns = queries). Accumulator fragment: st[i] of (warp w, lane l) is
-    // key 16w + l/4 + 8((i/2)%2), query 8(i/4) + 2(l%4) + i%2 (PTX ISA "Register Fragments").
-#pragma unroll
-    for (int jn = 0; jn < 8; ++jn) {
-      const float2 lse = lse_vec[4 * jn + lane % 4];
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int i = 4 * jn + r;
-        const float l2 = (r % 2 == 0 ? lse.x : lse.y) * kLog2e;
-        float p = ptxb::exp2_approx(fmaf(st[i], kScaleLog2, -l2));
-        // Causal: only the first two query tiles reach keys of this 128-key tile.
-        if (kCausal && n < kBlockRows / kBT) {
-          const int key = key_row + 8 * (r / 2);
-          const int query = q_tile * kBT + 8 * jn + 2 * (lane % 4) + r % 2;
-          if (key > query) p = 0.f;
-        }
-        st[i] = p;
-      }
-    }
+    // Causal: only the first two query tiles reach keys of this 128-key tile.
+    probabilities_transposed(st, lse_vec, key_row, q_tile * kBT, n < kBlockRows / kBT, lane);
     pack_a(st, pf);
     ptxb::wgmma_wait_group<0>();
     ptxb::wgmma_fence_operand(dpt);
     ptxb::wgmma_fence();  // pf and the accumulators were written by ordinary instructions
     gemm_rs_k64(dv_lo, dv_hi, pf, desc_mnmajor(do_smem));
     ptxb::wgmma_commit_group();
-#pragma unroll
-    for (int jn = 0; jn < 8; ++jn) {
-      const float2 dr = dr_vec[4 * jn + lane % 4];
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int i = 4 * jn + r;
-        dpt[i] = st[i] * (dpt[i] - (r % 2 == 0 ? dr.x : dr.y));
-      }
-    }
+    ds_transposed(dpt, st, dr_vec, lane);
     pack_a(dpt, dsf);
     const uint64_t desc_q_mn = desc_mnmajor(q_smem);
     if constexpr (kSplit) {
@@ -629,7 +542,8 @@ void run(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
     cudaFuncSetAttribute(dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   });
   if (maps == nullptr) return;
-  preprocess_kernel<<<static_cast<unsigned>((rows + 15) / 16), 256, 0, stream>>>(O, dO, Dr, rows);
+  preprocess_kernel<<<static_cast<unsigned>((rows + 15) / 16), 256, 0, stream>>>(O, dO, Dr, nullptr,
+                                                                                 rows);
   const dim3 grid(static_cast<unsigned>(S / kBlockRows), static_cast<unsigned>(B * H));
   dk_dv_kernel<<<grid, kThreads, kSmemBytes, stream>>>(maps->q, maps->k, maps->v, maps->dO, L, Dr,
                                                        dK, dV, static_cast<int>(S));

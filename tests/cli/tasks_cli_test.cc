@@ -109,7 +109,7 @@ TEST(TasksCli, SolutionPrintsWhatReplayAnswers) {
   ASSERT_EQ(list.exit_code, 0) << list.stderr_text;
   EXPECT_EQ(list.stdout_text,
             "mha_bwd_d128_causal 1 mha_bwd_d128/rung1_tma_wgmma.cu with PTXB_CAUSAL=1\n"
-            "mha_bwd_d128_causal 2 mha_bwd_d128/rung2_warp_specialized.cu with PTXB_CAUSAL=1\n");
+            "mha_bwd_d128_causal 2 mha_bwd_d128/rung3_fused_dq.cu with PTXB_CAUSAL=1\n");
   auto past = run_cli({"tasks", "solution", "mha_bwd_d128", "--turn", "3"});
   EXPECT_EQ(past.exit_code, 2);  // a flag value out of range: a usage error
   EXPECT_TRUE(contains(past.stderr_text, "lists 2 replay turns, not 3")) << past.stderr_text;

@@ -1,0 +1,116 @@
+// Shared by rung2_warp_specialized.cu and rung3_fused_dq.cu of mha_bwd_d{64,96,128}[_causal]: the
+// warp-specialized rungs' shared-memory carve-up, ring barriers, tile loads, the SS product over
+// D and the key-side step's elementwise math, written once. Not a standalone header: the rungs
+// include it inside their anonymous namespace after kCausal, kBT, kBlockRows, kSlabs,
+// kSlabCols, kSlabBytes, kDSteps, kStages, kConsumers, kLog2e, kScaleLog2 and kBarOffset (the
+// barriers' offset: afull, then b0full[kStages], b1full[kStages], empty[kStages]). The
+// replay model (and `ptxbench tasks solution`) inline it textually (src/llm/solution_render.h).
+#pragma once
+
+struct Smem {
+  uint8_t* base;
+  uint64_t* afull;
+  uint64_t* b0full;
+  uint64_t* b1full;
+  uint64_t* empty;
+};
+
+__device__ __forceinline__ Smem carve(uint8_t* raw) {
+  Smem s;
+  // 128B swizzle = XOR of address bits 4-6 with bits 7-9: tiles start on 1024 B.
+  s.base = raw + ((1024u - (ptxb::smem_u32(raw) & 1023u)) & 1023u);
+  uint64_t* bars = reinterpret_cast<uint64_t*>(s.base + kBarOffset);
+  s.afull = bars;
+  s.b0full = bars + 1;
+  s.b1full = bars + 1 + kStages;
+  s.empty = bars + 1 + 2 * kStages;
+  return s;
+}
+
+// threadIdx.x / 128, broadcast from lane 0 so that the compiler can prove it warp-uniform: the
+// causal consumers' loop bounds depend on it, and wgmma must stay on warp-uniform paths (C7520).
+__device__ __forceinline__ int warpgroup_index() {
+  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+}
+
+// Thread 0, before the CTA barrier.
+__device__ __forceinline__ void init_barriers(const Smem& sm) {
+  ptxb::mbar_init(sm.afull, 1);
+  for (int s = 0; s < kStages; ++s) {
+    ptxb::mbar_init(&sm.b0full[s], 1);  // the producer's arrive.expect_tx
+    ptxb::mbar_init(&sm.b1full[s], 1);
+    ptxb::mbar_init(&sm.empty[s], kConsumers);  // one elected thread per consumer
+  }
+  ptxb::fence_mbarrier_init();  // inits visible to the async proxy before TMA signals them
+}
+
+// Producer lane: one 64 x D tile = kSlabs {64, 64} boxes (D = 96: the second box's columns
+// 96..127 are out of bounds, written as zeros and counted in kTileBytes by complete_tx).
+__device__ __forceinline__ void load_tile(uint8_t* dst, const CUtensorMap* map, uint64_t* bar,
+                                          int row) {
+  ptxb::tma_load(dst, map, bar, 0, row);
+  if constexpr (kSlabs == 2) ptxb::tma_load(dst + kSlabBytes, map, bar, kSlabCols, row);
+}
+
+// D/16 k16 steps of an m64n64 SS product over D, both operands K-major 64-row tiles: step kk =
+// slab kk/4 (+8 KiB) and +32 B * (kk%4) inside the swizzled 128 B row. D = 96 stops after 6
+// steps, before the padded columns.
+__device__ __forceinline__ void gemm_ss_d(float (&acc)[32], uint64_t desc_a, uint64_t desc_b) {
+#pragma unroll
+  for (int kk = 0; kk < kDSteps; ++kk) {
+    const uint32_t off = (kk / 4) * kSlabBytes + (kk % 4) * 32;
+    ptxb::wgmma_bf16_ss<64>(acc, ptxb::wgmma_desc_advance(desc_a, off),
+                            ptxb::wgmma_desc_advance(desc_b, off), kk > 0);
+  }
+}
+
+// Descriptors of a 128B-swizzled 64-row tile: K-major (rows = M or N, the reduction along the
+// 128-byte rows), or MN-major (rows = K; 64 columns per atom of 8 rows, LBO = SBO = 1024 B, a
+// k16 step = 16 rows = 2048 B).
+__device__ __forceinline__ uint64_t desc_kmajor(const uint8_t* tile) {
+  return ptxb::make_wgmma_desc_kmajor<ptxb::SmemSwizzle::k128B>(tile);
+}
+__device__ __forceinline__ uint64_t desc_mnmajor(const uint8_t* tile) {
+  return ptxb::make_wgmma_desc(ptxb::smem_u32(tile), 1024, 1024, ptxb::SmemSwizzle::k128B);
+}
+
+// Key-side step, in place: the scores S^T (rows = keys, columns = queries) become P^T. The
+// accumulator fragment: st[i] of (warp w, lane l) is key key_row + 8((i/2)%2) (key_row = the
+// thread's row 16w + l/4 in the head), query q_row0 + 8(i/4) + 2(l%4) + i%2 (PTX ISA "Register
+// Fragments"); lse_vec holds the tile's 64 L values as float2 pairs. `diagonal` (causal only):
+// the tile reaches this CTA's keys, so keys after the query are zeroed.
+__device__ __forceinline__ void probabilities_transposed(float (&st)[32], const float2* lse_vec,
+                                                         int key_row, int q_row0, bool diagonal,
+                                                         int lane) {
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const float2 lse = lse_vec[4 * jn + lane % 4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int i = 4 * jn + r;
+      const float l2 = (r % 2 == 0 ? lse.x : lse.y) * kLog2e;
+      float p = ptxb::exp2_approx(fmaf(st[i], kScaleLog2, -l2));
+      if (kCausal && diagonal) {
+        const int key = key_row + 8 * (r / 2);
+        const int query = q_row0 + 8 * jn + 2 * (lane % 4) + r % 2;
+        if (key > query) p = 0.f;
+      }
+      st[i] = p;
+    }
+  }
+}
+
+// Key-side step, in place: dP^T becomes dS^T = P^T ∘ (dP^T - Dr), Dr (dr_vec, float2 pairs)
+// indexed by query = column.
+__device__ __forceinline__ void ds_transposed(float (&dpt)[32], const float (&pt)[32],
+                                              const float2* dr_vec, int lane) {
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const float2 dr = dr_vec[4 * jn + lane % 4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int i = 4 * jn + r;
+      dpt[i] = pt[i] * (dpt[i] - (r % 2 == 0 ? dr.x : dr.y));
+    }
+  }
+}
