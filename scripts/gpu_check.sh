@@ -15,7 +15,9 @@
 #   bench      the evaluator and solutions benchmarks (bench/run_gpu_benchmarks.sh;
 #              PTXB_BENCHMARKS="eval" or "solutions" runs one of them; "service" the evaluation
 #              service's checks, bench/service_gpu.sh; "flashinfer" the GQA references,
-#              bench/flashinfer_bench.sh, from a build with -DPTXB_WITH_FLASHINFER=ON)
+#              bench/flashinfer_bench.sh, from a build with -DPTXB_WITH_FLASHINFER=ON;
+#              "gemm_sweep", "fwd_sweep", "bwd_sweep" the expert rungs' knob sweeps; the full
+#              list: bench/run_gpu_benchmarks.sh)
 #   samples    real ncu / compute-sanitizer output for the parsers' golden files
 #              (testdata/eval/ncu, testdata/eval/sanitizer): $SAMPLE_VARIANTS of
 #              testdata/eval/gemm_variants.cu (default: 0)

@@ -213,6 +213,13 @@ std::vector<std::string> profiler_hint_sentences(const std::vector<NcuLaunchMetr
           "through local memory; cut live registers (smaller accumulator tiles per thread) or "
           "give this warpgroup more with setmaxnreg.",
           kernel.kernel, kernel.store_bytes, kernel.load_bytes));
+  for (const KernelSpills& kernel : spills)
+    for (const std::string& advisory : kernel.advisories)
+      sentences.push_back(fmt::format(
+          "ptxas in {}: {}. The kernel runs, but not as written: wgmma groups that were meant to "
+          "overlap other work are serialised or waited for (keep ordinary instructions off the "
+          "registers of in-flight wgmmas; read ptxas's info lines with -Xptxas -v).",
+          kernel.kernel.empty() ? "(no kernel named)" : kernel.kernel, advisory));
   if (!launches.empty()) {
     // The launch that costs most GPU time is the one worth tuning.
     const NcuLaunchMetrics* longest = &launches.front();

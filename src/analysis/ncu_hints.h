@@ -59,14 +59,18 @@ struct NcuLaunchMetrics {
 // (analysis/ncu_launches.h; "n/a" cells are left out there) with gpu__time_duration.sum.
 std::vector<NcuLaunchMetrics> hint_metrics_of(const std::vector<NcuLaunch>& launches);
 
-// ptxas's spills of one kernel (sass/ptxas_report.h), the one hint that needs no profiler.
+// What ptxas said about one kernel (sass/ptxas_report.h), the hints that need no profiler: its
+// spills, and its advisories that cost speed (slows_the_kernel: serialised wgmma, an injected
+// warpgroup.wait, ...) as "C7517: <ptxas's message>".
 struct KernelSpills {
   std::string kernel;
   long long store_bytes = 0;
   long long load_bytes = 0;
+  std::vector<std::string> advisories;
 };
 
-// At most `max_sentences` sentences, most useful first: spills, the speed-of-light verdict
+// At most `max_sentences` sentences, most useful first: spills, ptxas advisories, the
+// speed-of-light verdict
 // (memory-, compute- or latency-bound), the dominant warp stall reasons, shared-memory bank
 // conflicts, occupancy and its limiter, DRAM traffic. About the launch with the longest GPU time
 // (named when the call launched several kernels). Empty when nothing was measured.

@@ -53,7 +53,7 @@ void print_summary(const CompileResult& result) {
           report->registers, report->shared_bytes, report->stack_frame_bytes,
           report->spill_store_bytes, report->spill_load_bytes);
       for (const auto& d : report->diagnostics)
-        if (d.performance_loss) std::cout << "  ptxas " << d.code << ": " << d.message << "\n";
+        if (slows_the_kernel(d)) std::cout << "  ptxas " << d.code << ": " << d.message << "\n";
     }
     std::vector<std::string> families;
     for (const auto& [family, count] : kernel.family_counts)
@@ -63,7 +63,7 @@ void print_summary(const CompileResult& result) {
                              kernel.local_stores);
   }
   for (const auto& d : result.ptxas.unattributed())
-    if (d.performance_loss) std::cout << "ptxas " << d.code << ": " << d.message << "\n";
+    if (slows_the_kernel(d)) std::cout << "ptxas " << d.code << ": " << d.message << "\n";
   if (result.ok()) {
     std::cout << "target instructions (" << result.sass.target_arch << "): "
               << (result.sass.target_present

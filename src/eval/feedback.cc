@@ -92,9 +92,19 @@ std::string static_counts_text(const std::map<std::string, std::int64_t>& counts
 void append_profiler_hints(std::string& out, const EvalResult& r, const FeedbackOptions& options) {
   if (!options.profiler_hints || r.status != PtxbStatus::kPassed) return;
   std::vector<KernelSpills> spills;
-  if (r.compile)
-    for (const auto& k : r.compile->ptxas.kernels)
-      spills.push_back({k.name, k.spill_store_bytes, k.spill_load_bytes});
+  if (r.compile) {
+    for (const auto& k : r.compile->ptxas.kernels) {
+      KernelSpills& kernel = spills.emplace_back();
+      kernel.kernel = k.name;
+      kernel.store_bytes = k.spill_store_bytes;
+      kernel.load_bytes = k.spill_load_bytes;
+      for (const auto& d : k.diagnostics)
+        if (slows_the_kernel(d)) kernel.advisories.push_back(d.code + ": " + d.message);
+    }
+    KernelSpills& unnamed = spills.emplace_back();  // advisories that name no kernel (C7508)
+    for (const auto& d : r.compile->ptxas.unattributed())
+      if (slows_the_kernel(d)) unnamed.advisories.push_back(d.code + ": " + d.message);
+  }
   const std::vector<NcuLaunchMetrics>& measured =
       options.profile.empty() ? r.target_instructions.hint_metrics : options.profile;
   std::vector<std::string> sentences = profiler_hint_sentences(measured, spills);

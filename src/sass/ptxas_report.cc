@@ -37,6 +37,10 @@ std::string quoted_function_name(const std::string& text) {
 
 }  // namespace
 
+bool slows_the_kernel(const PtxasDiagnostic& diagnostic) {
+  return diagnostic.performance_loss || contains(diagnostic.message, "warpgroup.wait is injected");
+}
+
 const PtxasKernelReport* PtxasReport::find(std::string_view name) const {
   for (const auto& kernel : kernels)
     if (kernel.name == name) return &kernel;

@@ -31,6 +31,14 @@ struct PtxasDiagnostic {
   bool performance_loss = false;  // "Potential Performance Loss" advisories
 };
 
+// Worth the kernel author's attention: ptxas's "Potential Performance Loss" advisories (wgmma
+// serialisation, setmaxnreg ignored) and an injected warpgroup.wait (C7517): ptxas stops the
+// warpgroup for its in-flight wgmma groups where the source meant to overlap them. Measured on
+// the H200: such a wait before a staging store cost the fused-dQ backward expert 3 points of
+// speedup (bench/results/bwd_sweep.md, round 5). An injected warpgroup.arrive (C7519) is a fence
+// and is not listed.
+bool slows_the_kernel(const PtxasDiagnostic& diagnostic);
+
 struct PtxasKernelReport {
   std::string name;      // mangled entry name
   std::string arch;      // "sm_90a"

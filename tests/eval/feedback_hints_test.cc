@@ -71,5 +71,33 @@ TEST(FeedbackProfilerHints, SaysSoWhenNothingWasMeasuredAndSkipsFailedKernels) {
   EXPECT_EQ(render_feedback(r, options).find("## Profiler hints"), std::string::npos);
 }
 
+// ptxas advisories that cost speed reach the hints (named kernel, and the unattributed C7508),
+// not the default text; the C7519 fence does not.
+TEST(FeedbackProfilerHints, PtxasAdvisoriesThatCostSpeed) {
+  EvalResult r = passed_with_spills();
+  PtxasDiagnostic wait{"C7517", "bwd_dq_dk",
+                       "warpgroup.wait is injected in around line 639 by compiler to allow use "
+                       "of registers defined by GMMA in function 'bwd_dq_dk'"};
+  PtxasDiagnostic arrive{"C7519", "bwd_dq_dk", "warpgroup.arrive is injected in around line 107"};
+  PtxasDiagnostic setmaxnreg{"C7508", "",
+                             "Potential Performance Loss: 'setmaxnreg' ignored; unable to "
+                             "determine register count at entry.",
+                             true};
+  r.compile->ptxas.diagnostics = {wait, arrive, setmaxnreg};
+  r.compile->ptxas.kernels[0].diagnostics = {wait, arrive};
+  EXPECT_EQ(render_feedback(r).find("C7517"), std::string::npos);
+  FeedbackOptions options;
+  options.profiler_hints = true;
+  const std::string text = render_feedback(r, options);
+  EXPECT_NE(text.find("\n- ptxas in bwd_dq_dk: C7517: warpgroup.wait is injected"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n- ptxas in (no kernel named): C7508: Potential Performance Loss"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("C7519"), std::string::npos) << text;
+  EXPECT_LT(text.find("ptxas spilled registers"), text.find("C7517"));  // spills first
+}
+
 }  // namespace
 }  // namespace ptxb

@@ -59,6 +59,28 @@ TEST(PtxasReport, PerformanceLossWarningsAndStack) {
   EXPECT_EQ(report.kernels.size(), 4u);
 }
 
+// The advisories the compile output and the profiler hints show: "Potential Performance Loss"
+// ones and an injected warpgroup.wait (C7517, measured to cost speed); not an injected
+// warpgroup.arrive (C7519, a fence).
+TEST(PtxasReport, SlowsTheKernel) {
+  const PtxasReport report = parse_ptxas_report(testing::read_golden("perf_warnings.ptxas.log"));
+  ASSERT_EQ(report.diagnostics.size(), 3u);
+  EXPECT_FALSE(slows_the_kernel(report.diagnostics[0]));  // C7519
+  EXPECT_TRUE(slows_the_kernel(report.diagnostics[1]));   // C7514
+  EXPECT_TRUE(slows_the_kernel(report.diagnostics[2]));   // C7508
+  const PtxasReport waited = parse_ptxas_report(
+      "ptxas info    : (C7517) warpgroup.wait is injected in around line 639 by compiler to "
+      "allow use of registers defined by GMMA in function '_Z3dqkPf'\n"
+      "ptxas info    : Compiling entry function '_Z3dqkPf' for 'sm_90a'\n");
+  ASSERT_EQ(waited.diagnostics.size(), 1u);
+  EXPECT_EQ(waited.diagnostics[0].code, "C7517");
+  EXPECT_FALSE(waited.diagnostics[0].performance_loss);  // ptxas's own words do not say so
+  EXPECT_TRUE(slows_the_kernel(waited.diagnostics[0]));
+  const auto* kernel = waited.find("_Z3dqkPf");
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->diagnostics.size(), 1u);
+}
+
 TEST(PtxasReport, BlackwellKernel) {
   const PtxasReport report = parse_ptxas_report(testing::read_golden("tcgen05.ptxas.log"));
   ASSERT_EQ(report.kernels.size(), 1u);
