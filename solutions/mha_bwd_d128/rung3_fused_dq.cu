@@ -41,9 +41,10 @@
 //                   row's eight 32-byte chunks XOR-swizzled by (row % 8), so that the staging
 //                   stores (a half-warp's float2 stores: 4 rows x 32 B) hit distinct banks
 //                   and a warp's 16 rows are one contiguous 4 KiB bulk reduce.
-//   Schedule        step n's dQ partial is staged under step n+1's S^T product; non-causal key
-//                   tile k starts at query tile k (mod S/64) and wraps, so the 32 key tiles of a
-//                   head add into 32 different dQ tiles at any time.
+//   Schedule        step n's dQ partial (a copy, dq_done: see its comment) is staged under step
+//                   n+1's S^T product; non-causal key tile k starts at query tile k (mod S/64)
+//                   and wraps, so the 32 key tiles of a head add into 32 different dQ tiles at
+//                   any time.
 //   Shared memory   resident K, V (2 x 2 x 16 KiB), 2 stages x (Q_i, dO_i) (32 KiB each), dS^T
 //                   double-buffered by step parity (2 x 16 KiB; causal: x 2 for the split's lo
 //                   term), dQ staging (2 x 16 KiB), L/Dr slices, barriers: 198,712 B
@@ -59,7 +60,7 @@
 // Build: ptxbench tasks solution mha_bwd_d128[_causal] --rung rung3_fused_dq >k.cu &&
 //        ptxbench compile k.cu --task mha_bwd_d128[_causal]
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I;
-//        the rendering inlines bwd_common.cuh)
+//        the rendering inlines bwd_common.cuh and ws_common.cuh)
 //        ptxas (nvcc 13.0): dk_dv_dq 168 registers at launch (consumers 240 by setmaxnreg),
 //        0 spills, no wgmma serialisation or injected-wait message (C7510-C7520); SASS HGMMA +
 //        UTMALDG 40 + 12 (causal 96 + 12).
@@ -110,7 +111,8 @@ constexpr int kBlockRows = kConsumers * kBT;  // keys per CTA
 //   round 2  late2 + zero 0.942 / 0.974; + st2 0.948 / 0.970
 //   round 3  (non-causal) late2 + zero + st2 0.919; + rotate 1 0.942; + rotate 2 0.930
 //   round 4  + rotate 1 0.940 / 0.959 (3 seeds); + last-converts 0.726 / 0.499
-//   round 5  the staging copy of dq_done (no C7517 wait): 0.944 / 0.987 (3 seeds)
+//   round 5  the staging copy of dq_done (rounds 1-4 had ptxas's injected wait, C7517, before
+//            the staging stores): 0.944 / 0.987 (3 seeds)
 //   round 6  (non-causal) 2 stages 0.941; 3 stages 0.936
 //   PTXB_B_STAGES      ring depth (causal: at most 2, its split's lo dS tiles take the room)
 //   PTXB_B_ZERO        1: the preprocess kernel zeroes the fp32 dQ buffer; 0: cudaMemsetAsync
