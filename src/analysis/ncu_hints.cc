@@ -216,9 +216,9 @@ std::vector<std::string> profiler_hint_sentences(const std::vector<NcuLaunchMetr
   for (const KernelSpills& kernel : spills)
     for (const std::string& advisory : kernel.advisories)
       sentences.push_back(fmt::format(
-          "ptxas in {}: {}. The kernel runs, but not as written: wgmma groups that were meant to "
-          "overlap other work are serialised or waited for (keep ordinary instructions off the "
-          "registers of in-flight wgmmas; read ptxas's info lines with -Xptxas -v).",
+          "ptxas in {}: {}. The kernel compiled and runs, but not as written: fix what ptxas "
+          "names (for wgmma: keep ordinary instructions off the registers of in-flight wgmmas, "
+          "and give accumulators a value on every path into a loop).",
           kernel.kernel.empty() ? "(no kernel named)" : kernel.kernel, advisory));
   if (!launches.empty()) {
     // The launch that costs most GPU time is the one worth tuning.

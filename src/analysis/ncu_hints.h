@@ -70,10 +70,9 @@ struct KernelSpills {
 };
 
 // At most `max_sentences` sentences, most useful first: spills, ptxas advisories, the
-// speed-of-light verdict
-// (memory-, compute- or latency-bound), the dominant warp stall reasons, shared-memory bank
-// conflicts, occupancy and its limiter, DRAM traffic. About the launch with the longest GPU time
-// (named when the call launched several kernels). Empty when nothing was measured.
+// speed-of-light verdict (memory-, compute- or latency-bound), the dominant warp stall reasons,
+// shared-memory bank conflicts, occupancy and its limiter, DRAM traffic. About the launch with the
+// longest GPU time (named when the call launched several kernels). Empty when nothing was measured.
 std::vector<std::string> profiler_hint_sentences(const std::vector<NcuLaunchMetrics>& launches,
                                                  const std::vector<KernelSpills>& spills,
                                                  std::size_t max_sentences = 5);
