@@ -109,19 +109,9 @@ Result<InsertOutcome> UpstreamService::submit(const Client& client, const Submit
       Job job, make_job(request, client.name, registry_, artifacts_, clock_.now_seconds()));
   std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_) return make_error("unavailable", "the service is stopping");
-  if (!job.idempotency_key.empty()) {
-    PTXB_ASSIGN_OR_RETURN(std::optional<Job> existing,
-                          store_.find_by_key(client.name, job.idempotency_key));
-    if (existing) return InsertOutcome{*existing, false};
-  }
-  const int in_flight = live_per_owner_[client.name];
-  if (in_flight >= client.limits.queue_quota)
-    return make_error("quota", "{} jobs of {} are queued or running (quota {})", in_flight,
-                      client.name, client.limits.queue_quota);
-  job.submit_seq = seq_ + 1;
-  PTXB_ASSIGN_OR_RETURN(InsertOutcome outcome, store_.insert(job));
+  PTXB_ASSIGN_OR_RETURN(InsertOutcome outcome, admit_job(store_, client, std::move(job),
+                                                         live_per_owner_[client.name], seq_));
   if (outcome.created) {
-    ++seq_;
     queue_.push(client.name, outcome.job.id);
     live_[outcome.job.id] = client.name;
     ++live_per_owner_[client.name];
@@ -175,16 +165,12 @@ Result<Job> UpstreamService::cancel(const std::string& owner, std::int64_t id) {
 }
 
 Result<std::vector<Job>> UpstreamService::list(const JobFilter& filter) {
-  JobFilter f = filter;
-  f.limit = std::clamp(f.limit, 1, 1000);
-  return store_.list(f);
+  return list_jobs(store_, filter);
 }
 
 Result<std::optional<Job>> UpstreamService::find_by_key(const std::string& owner,
                                                         const std::string& key) {
-  if (key.empty() || key.size() > 200)
-    return make_error("invalid", "idempotency_key: expected 1 to 200 characters");
-  return store_.find_by_key(owner, key);
+  return job_by_key(store_, owner, key);
 }
 
 bool UpstreamService::finish(std::int64_t id, JobState state, const std::string& reason,

@@ -12,6 +12,7 @@
 #include "service/canary.h"
 #include "service/eval_service.h"
 #include "service/fair_queue.h"
+#include "service/job_access.h"
 #include "service/rate_limiter.h"
 #include "service/sqlite_job_store.h"
 #include "service/tokens.h"
@@ -143,6 +144,37 @@ TEST_F(StoreTest, IdempotencyKeyIsPerOwner) {
   EXPECT_TRUE(store_->insert(job("a", "", 4))->created);
   EXPECT_TRUE(store_->insert(job("a", "", 5))->created);  // no key: always new
   EXPECT_EQ(*store_->max_seq(), 5);
+}
+
+// admit_job, shared by EvalService and UpstreamService: a repeated key is answered before the
+// quota and does not advance the sequence; the quota counts what the caller says is in flight.
+TEST_F(StoreTest, AdmitJobRepeatsBeforeQuotaAndNumbersNewJobs) {
+  const Client small{"small", ClientLimits{100, 100, 2}};
+  std::int64_t seq = 0;
+  auto first = admit_job(*store_, small, job("small", "k", 0), 0, seq);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_TRUE(first->created);
+  EXPECT_EQ(first->job.submit_seq, 1);
+  EXPECT_EQ(seq, 1);
+  auto repeat = admit_job(*store_, small, job("small", "k", 0), 2, seq);  // at the quota
+  ASSERT_TRUE(repeat.ok()) << repeat.error().message;
+  EXPECT_FALSE(repeat->created);
+  EXPECT_EQ(repeat->job.id, first->job.id);
+  EXPECT_EQ(seq, 1);
+  auto over = admit_job(*store_, small, job("small", "", 0), 2, seq);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, "quota");
+  EXPECT_EQ(seq, 1);
+  auto second = admit_job(*store_, small, job("small", "", 0), 1, seq);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->job.submit_seq, 2);
+  EXPECT_EQ(seq, 2);
+  EXPECT_EQ(job_by_key(*store_, "small", "").error().code, "invalid");
+  EXPECT_EQ(job_by_key(*store_, "small", std::string(201, 'k')).error().code, "invalid");
+  EXPECT_EQ((*job_by_key(*store_, "small", "k"))->id, first->job.id);
+  JobFilter all;
+  all.limit = 0;  // clamped to 1
+  EXPECT_EQ(list_jobs(*store_, all)->size(), 1u);
 }
 
 TEST_F(StoreTest, TransitionsApplyOnceAndSurviveReopen) {
