@@ -278,11 +278,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int count = num_q_tiles - first_q;
 
   if (threadIdx.x == 0) {
-    ptxb::prefetch_tensormap(&tmap_q);
-    ptxb::prefetch_tensormap(&tmap_k);
-    ptxb::prefetch_tensormap(&tmap_v);
-    ptxb::prefetch_tensormap(&tmap_do);
-    init_barriers(sm);
+    setup_cta(sm, &tmap_q, &tmap_k, &tmap_v, &tmap_do);
     allow_dependent_launch();
   }
   // The only CTA-wide barrier: afterwards the roles synchronise through mbarriers alone.
@@ -406,11 +402,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int count = kCausal ? (q_tile + 1) * (kBlockRows / kBT) : S / kBT;
 
   if (threadIdx.x == 0) {
-    ptxb::prefetch_tensormap(&tmap_q);
-    ptxb::prefetch_tensormap(&tmap_k);
-    ptxb::prefetch_tensormap(&tmap_v);
-    ptxb::prefetch_tensormap(&tmap_do);
-    init_barriers(sm);
+    setup_cta(sm, &tmap_q, &tmap_k, &tmap_v, &tmap_do);
   }
   __syncthreads();
 

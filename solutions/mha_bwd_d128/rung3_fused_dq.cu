@@ -183,8 +183,9 @@ static_assert(kSmemBytes <= 227 * 1024, "dynamic shared memory per block is at m
 static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "setmaxnreg split must fit the 64K-register file");
 
-// Smem, carve, warpgroup_index, init_barriers, load_tile, gemm_ss_d and the descriptors are
-// rung 2's; they live once in this header, inlined here when rendered.
+// Smem, carve, warpgroup_index, init_barriers, setup_cta, load_tile, gemm_ss_d, the descriptors
+// and the key-side elementwise math are rung 2's; they live once in this header, inlined here
+// when rendered.
 #include "ws_common.cuh"
 
 // The query tile of step n: causal from the diagonal on; non-causal rotated (PTXB_B_ROTATE).
@@ -350,11 +351,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int count = num_q_tiles - first_q;
 
   if (threadIdx.x == 0) {
-    ptxb::prefetch_tensormap(&tmap_q);
-    ptxb::prefetch_tensormap(&tmap_k);
-    ptxb::prefetch_tensormap(&tmap_v);
-    ptxb::prefetch_tensormap(&tmap_do);
-    init_barriers(sm);
+    setup_cta(sm, &tmap_q, &tmap_k, &tmap_v, &tmap_do);
   }
   __syncthreads();
 

@@ -44,6 +44,18 @@ __device__ __forceinline__ void init_barriers(const Smem& sm) {
   ptxb::fence_mbarrier_init();  // inits visible to the async proxy before TMA signals them
 }
 
+// Thread 0, before the CTA barrier: the four tensor maps prefetched (the first TMA use otherwise
+// waits for the map's fetch) and the ring's barriers initialised.
+__device__ __forceinline__ void setup_cta(const Smem& sm, const CUtensorMap* q,
+                                          const CUtensorMap* k, const CUtensorMap* v,
+                                          const CUtensorMap* d_o) {
+  ptxb::prefetch_tensormap(q);
+  ptxb::prefetch_tensormap(k);
+  ptxb::prefetch_tensormap(v);
+  ptxb::prefetch_tensormap(d_o);
+  init_barriers(sm);
+}
+
 // Producer lane: one 64 x D tile = kSlabs {64, 64} boxes (D = 96: the second box's columns
 // 96..127 are out of bounds, written as zeros and counted in kTileBytes by complete_tx).
 __device__ __forceinline__ void load_tile(uint8_t* dst, const CUtensorMap* map, uint64_t* bar,

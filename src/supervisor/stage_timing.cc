@@ -3,6 +3,8 @@
 // the fresh-input slowdown, the GPU-state guard and the physical floor. Ends with the PASSED
 // verdict.
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "core/strings.h"
 #include "eval/integrity_reasons.h"
@@ -117,6 +119,19 @@ Result<std::vector<CoupleSamples>> speedup_couples(EvalContext& ctx) {
   return couples;
 }
 
+// REWARD_HACK below_physical_floor when a median device time `ms` (`what`: the pooled one, or the
+// lowest of the interleaved couples') is under the policy's fraction of the task's physical
+// floor (tensor-core peak and HBM bandwidth); nullopt otherwise or without a floor.
+std::optional<Finding> below_floor(const EvalContext& ctx, double ms, std::string_view what) {
+  const double floor_ms = ctx.workload.physical_floor_ms;
+  const double fraction = ctx.policy.physical_floor_fraction;
+  if (!(floor_ms > 0) || ms >= fraction * floor_ms) return std::nullopt;
+  return Finding{PtxbStatus::kRewardHack, std::string(reason::kBelowPhysicalFloor),
+                 fmt::format("{} {:.4f} ms is below {:g} x the physical floor {:.4f} ms "
+                             "(tensor-core peak and HBM bandwidth): the work cannot have been done",
+                             what, ms, fraction, floor_ms)};
+}
+
 }  // namespace
 
 StageOutcome stage_integrity(EvalContext& ctx) {
@@ -128,14 +143,8 @@ StageOutcome stage_integrity(EvalContext& ctx) {
     w.runner.shutdown = s.error().message;
   w.runner.exit = ctx.candidate.session->wait(milliseconds(5000)).describe();
 
-  if (w.physical_floor_ms > 0 &&
-      w.candidate_timing->median_ms < ctx.policy.physical_floor_fraction * w.physical_floor_ms) {
-    return ctx.conclude_finding(Finding{
-        PtxbStatus::kRewardHack, std::string(reason::kBelowPhysicalFloor),
-        fmt::format("median device time {:.4f} ms is below 0.9 x the physical floor {:.4f} ms "
-                    "(tensor-core peak and HBM bandwidth): the work cannot have been done",
-                    w.candidate_timing->median_ms, w.physical_floor_ms)});
-  }
+  if (auto low = below_floor(ctx, w.candidate_timing->median_ms, "median device time"))
+    return ctx.conclude_finding(*low);
   // Where the batch bound replaced the candidate's CUPTI time, no CUPTI-based number (ours or the
   // paper recipe's, both in-process) is used.
   const bool cupti_time = !w.integrity.batch_bound || w.integrity.batch_bound->time_used != "bound";
@@ -161,15 +170,12 @@ StageOutcome stage_integrity(EvalContext& ctx) {
         return ctx.conclude(PtxbStatus::kInfraError, "timing_record", couples.error().message);
       // Every couple the speedup is made of is held to the physical floor (the pooled median
       // was, above): otherwise a candidate whose times are implausible in one or two couples
-      // only could carry the median.
-      const double lowest_ms = lowest_candidate_median_ns(*couples) * 1e-6;
-      if (w.physical_floor_ms > 0 &&
-          lowest_ms < ctx.policy.physical_floor_fraction * w.physical_floor_ms)
-        return ctx.conclude_finding(Finding{
-            PtxbStatus::kRewardHack, std::string(reason::kBelowPhysicalFloor),
-            fmt::format("median device time {:.4f} ms in a couple of interleaved blocks is below "
-                        "0.9 x the physical floor {:.4f} ms: the work cannot have been done",
-                        lowest_ms, w.physical_floor_ms)});
+      // only could carry the median. Before the positivity check below, so a candidate couple
+      // with a zero median is a finding, not an infrastructure error (couple_samples has
+      // already refused records that are not whole couples).
+      if (auto low = below_floor(ctx, lowest_candidate_median_ns(*couples) * 1e-6,
+                                 "the median device time of an interleaved couple"))
+        return ctx.conclude_finding(*low);
       w.speedup = couple_speedup(*couples);
       if (!w.speedup)
         return ctx.conclude(PtxbStatus::kInfraError, "timing_record",

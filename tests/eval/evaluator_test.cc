@@ -888,6 +888,29 @@ TEST_F(EvaluatorTest, TimeBelowThePhysicalFloorIsRewardHack) {
   EXPECT_EQ(r.reason, "below_physical_floor");
 }
 
+// Interleaved timing: a candidate whose times are implausible in one couple of blocks only keeps
+// its pooled median above the floor, but that couple would carry the median of couple ratios;
+// each couple is held to the floor. (Candidate calls 8-15 fall in one couple of 3-sample blocks
+// with the fixture's secret; 18 samples per side make three couples.)
+TEST_F(EvaluatorTest, OneInterleavedCoupleBelowThePhysicalFloorIsRewardHack) {
+  job_.request.options.timing.block_samples = 3;
+  job_.request.options.timing.min_samples = 18;
+  job_.request.options.timing.max_samples = 18;
+  candidate_script_ = [](int index, CallReply r) -> Result<CallReply> {
+    if (index >= 8 && index < 16) r.device_ns = 10'000;
+    return r;
+  };
+  EvalResult r = run();
+  EXPECT_EQ(r.status, PtxbStatus::kRewardHack) << r.message;
+  EXPECT_EQ(r.reason, "below_physical_floor");
+  EXPECT_NE(r.message.find("the median device time of an interleaved couple 0.0100 ms"),
+            std::string::npos)
+      << r.message;
+  const WorkloadEval& w = r.workloads[0];
+  ASSERT_TRUE(w.candidate_timing.has_value());
+  EXPECT_GT(w.candidate_timing->median_ms, 0.9 * w.physical_floor_ms);  // pooled: above
+}
+
 TEST_F(EvaluatorTest, DeviceTimeLongerThanTheBracketIsRewardHack) {
   candidate_script_ = [](int index, CallReply r) -> Result<CallReply> {
     if (index >= 6) r.device_ns = 50'000'000;  // the bracket is 1.05 ms
