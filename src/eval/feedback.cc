@@ -98,12 +98,13 @@ void append_profiler_hints(std::string& out, const EvalResult& r, const Feedback
       kernel.kernel = k.name;
       kernel.store_bytes = k.spill_store_bytes;
       kernel.load_bytes = k.spill_load_bytes;
+      // Capped: the message repeats the kernel's name, which the submitted source chooses.
       for (const auto& d : k.diagnostics)
-        if (slows_the_kernel(d)) kernel.advisories.push_back(d.code + ": " + d.message);
+        if (slows_the_kernel(d)) kernel.advisories.push_back(cap(d.code + ": " + d.message, 400));
     }
     KernelSpills& unnamed = spills.emplace_back();  // advisories that name no kernel (C7508)
     for (const auto& d : r.compile->ptxas.unattributed())
-      if (slows_the_kernel(d)) unnamed.advisories.push_back(d.code + ": " + d.message);
+      if (slows_the_kernel(d)) unnamed.advisories.push_back(cap(d.code + ": " + d.message, 400));
   }
   const std::vector<NcuLaunchMetrics>& measured =
       options.profile.empty() ? r.target_instructions.hint_metrics : options.profile;

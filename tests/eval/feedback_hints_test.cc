@@ -97,6 +97,11 @@ TEST(FeedbackProfilerHints, PtxasAdvisoriesThatCostSpeed) {
       << text;
   EXPECT_EQ(text.find("C7519"), std::string::npos) << text;
   EXPECT_LT(text.find("ptxas spilled registers"), text.find("C7517"));  // spills first
+  // The message repeats a kernel name the source chooses: capped.
+  r.compile->ptxas.kernels[0].diagnostics[0].message += std::string(5000, 'x');
+  const std::string capped = render_feedback(r, options);
+  EXPECT_NE(capped.find("more bytes cut]"), std::string::npos);
+  EXPECT_LT(capped.size(), text.size() + 500);
 }
 
 }  // namespace
