@@ -37,6 +37,33 @@ run() {
     run time_only "$TIME"
     run without_sass_fma "$SOURCE,$TIME,$TENSOR,$DRAM"
     run without_dram "$SOURCE,$TIME,$TENSOR,$FMA"
+    # The verdict reads thread_inst_executed_true only (inst_executed is informational).
+    run predicate_true_only "thread_inst_executed_true,$TIME,$TENSOR,$FMA,$DRAM"
+    run predicate_true_no_sass_fma "thread_inst_executed_true,$TIME,$TENSOR,$DRAM"
+    run predicate_true_and_time "thread_inst_executed_true,$TIME"
+  done
+  # The report's two imports (the stage runs them side by side), and the source page of one
+  # kernel of three (an import-time --kernel-name filter).
+  ncu --clock-control none --launch-skip 30 --launch-count 3 \
+    --metrics "$SOURCE,$TIME,$TENSOR,$FMA,$DRAM" --export "$W/imp" --force-overwrite \
+    "$W/probe" >/dev/null 2>&1
+  imp() {
+    local name=$1 t0 t1 s
+    shift
+    t0=$(date +%s%N)
+    "$@" >"$W/imp.out" 2>&1
+    s=$?
+    t1=$(date +%s%N)
+    echo "| import: $name | $(wc -l <"$W/imp.out") lines | exit $s | $(((t1 - t0) / 1000000)) |"
+  }
+  for rep in 1 2; do
+    imp source ncu --import "$W/imp.ncu-rep" --page source --csv --print-source sass
+    imp raw ncu --import "$W/imp.ncu-rep" --page raw --csv --print-units base
+    imp source_one_kernel ncu --import "$W/imp.ncu-rep" --page source --csv --print-source sass \
+      --kernel-name-base mangled --kernel-name 'regex:^_Z4workILi2EEvPfi$'
+    # A filter that matches nothing: the import's own start-up.
+    imp source_no_kernel ncu --import "$W/imp.ncu-rep" --page source --csv --print-source sass \
+      --kernel-name-base mangled --kernel-name 'regex:^no_such_kernel$'
   done
 } | tee "$OUT_DIR/ncu_passes.md"
 rm -rf "$W"
