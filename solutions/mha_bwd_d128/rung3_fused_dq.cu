@@ -24,7 +24,9 @@
 //                       S^T, dP^T (SS), P^T, dV += P^T·dO_i (RS), dS^T, dK += dS^T·Q_i (RS)
 //                       as rung 2; then
 //                       dS^T -> shared memory (stmatrix, 128B swizzle: rows = keys, 64
-//                               queries = 128 B), both consumers meet at a named barrier, and
+//                               queries = 128 B); once both consumers' halves are there
+//                               (non-causal: an mbarrier, the product issued one step later,
+//                               PTXB_B_DEFER; causal: a named barrier, the same step)
 //                       dQ_i[:, 64c..64c+63] = dS_i·K[:, 64c..64c+63]   8 x wgmma.m64n64k16 SS,
 //                               A = dS (the shared tile read MN-major: K = the 128 keys of both
 //                               consumers), B = the resident K tiles' slab c, MN-major;
@@ -41,19 +43,23 @@
 //                   row's eight 32-byte chunks XOR-swizzled by (row % 8), so that the staging
 //                   stores (a half-warp's float2 stores: 4 rows x 32 B) hit distinct banks
 //                   and a warp's 16 rows are one contiguous 4 KiB bulk reduce.
-//   Schedule        step n's dQ partial (a copy, dq_done: see its comment) is staged under step
-//                   n+1's S^T product; non-causal key tile k starts at query tile k (mod S/64)
-//                   and wraps, so the 32 key tiles of a head add into 32 different dQ tiles at
-//                   any time.
+//   Schedule        step n's dQ partial (a copy, dq_done: see its comment) is staged under the
+//                   next step's S^T product; non-causal key tile k starts at query tile k (mod
+//                   S/64) and wraps, so the 32 key tiles of a head add into 32 different dQ
+//                   tiles at any time. Non-causal, step n's dQ product is issued in step n+1
+//                   after that step's own dS^T store: a consumer then waits only for the
+//                   other's previous step, so the two drift out of phase and one's
+//                   exponentials overlap the other's products (with a same-step barrier their
+//                   softmax phases coincided and the tensor cores idled: 0.94x -> 0.99x).
 //   Shared memory   resident K, V (2 x 2 x 16 KiB), 2 stages x (Q_i, dO_i) (32 KiB each), dS^T
-//                   double-buffered by step parity (2 x 16 KiB; causal: x 2 for the split's lo
-//                   term), dQ staging (2 x 16 KiB), L/Dr slices, barriers: 198,712 B
-//                   (causal 231,480 B) of dynamic shared memory.
-//   Ordering        dS buffer n%2 is rewritten at step n+2 only after both consumers passed
-//                   step n+1's barrier, which each reaches after waiting for its step-n dQ
-//                   product (wgmma_wait_group<0> at the end of every step); a warp's staging rows
-//                   are rewritten only after its previous bulk reduce finished reading them
-//                   (cp.async.bulk.wait_group.read 0).
+//                   buffers (non-causal 4 x 16 KiB; causal 2 by step parity x 2 for the
+//                   split's lo term), dQ staging (2 x 16 KiB), L/Dr slices, barriers:
+//                   231,512 B (causal 231,480 B) of dynamic shared memory.
+//   Ordering        causal: dS buffer n%2 is rewritten at step n+2 only after both consumers
+//                   passed step n+1's barrier, which each reaches after waiting for its step-n
+//                   dQ product (wgmma_wait_group<0> at the end of every step); non-causal: see
+//                   PTXB_B_DEFER below. A warp's staging rows are rewritten only after its
+//                   previous bulk reduce finished reading them (cp.async.bulk.wait_group.read 0).
 //   Causal only     products with query rows < 512 carry dS as a two-term bf16 split (as rung 2,
 //                   now for dQ too: both terms are stored and multiplied).
 //
@@ -62,15 +68,23 @@
 //        (nvcc -gencode arch=compute_90a,code=sm_90a -O3 -lineinfo, pack include dir on -I;
 //        the rendering inlines bwd_common.cuh and ws_common.cuh)
 //        ptxas (nvcc 13.0): dk_dv_dq 168 registers at launch (consumers 240 by setmaxnreg),
-//        0 spills, no wgmma serialisation or injected-wait message (C7510-C7520); SASS HGMMA +
-//        UTMALDG 40 + 12 (causal 96 + 12).
+//        0 spills, no wgmma serialisation or injected-wait message (C7510-C7520) except, in
+//        the non-causal build, two injected warpgroup.arrive (C7519) in its first step (outside
+//        the loop: the compiler materializes dV's and dK's zeros after the fence there).
+//        Making those opaque before the fence removed them but changed the loop's code: 0.95x
+//        against 0.96-1.00x in a same-session A/B, so they stay. SASS HGMMA + UTMALDG 80 + 12
+//        (the first step peeled; causal 96 + 12).
 // Measured speed (H200, 2026-12-03, clocks as found, `ptxbench eval --seed S`, CUPTI medians,
 // L2 flushed; the knobs' sweep and every run: bench/results/bwd_sweep.md):
-//   non-causal seeds 95-97 (--no-ncu): 7.569, 7.573, 7.641 ms vs cuDNN 7.186, 7.146, 7.142 ms
-//     = 0.947x, 0.944x, 0.937x (545, 544, 540 TFLOP/s); seed 98 (with ncu): 7.646 ms vs
-//     7.129 ms = 0.937x, PASSED, dynamic_present.
+//   non-causal (PTXB_B_DEFER): seeds 111-113 (--no-ncu) 7.297, 7.250, 7.376 ms vs cuDNN 7.191,
+//     7.233, 7.190 ms = 0.986x, 0.998x, 0.992x; seeds 131-133 (another machine session)
+//     7.202, 7.208, 7.482 ms vs 7.206, 7.166, 7.256 ms = 1.003x, 0.998x, 0.962x (about 570
+//     TFLOP/s); seed 134 (with ncu): 7.207 ms vs 7.205 ms = 0.983x (median of the interleaved
+//     couples), PASSED, dynamic_present, work done 1.002 of the FLOP model.
+//     Before (same-step barrier, seeds 95-98 and 121-123): 0.937-0.947x.
 //   causal seeds 95-97: 4.127, 4.126, 4.128 ms vs 4.063, 4.077, 4.074 ms = 0.984x, 0.988x,
-//     0.987x (500 TFLOP/s); seed 98 (with ncu): 4.119 ms vs 4.072 ms = 0.989x, dynamic_present.
+//     0.987x (500 TFLOP/s); seed 98 (with ncu): 4.119 ms vs 4.072 ms = 0.989x, dynamic_present;
+//     seed 124 (with ncu, evaluator of main 8f23a5a): 4.112 ms vs 4.083 ms = 0.992x.
 //   Rung 2, same day: 0.848x (non-causal, seed 94).
 //   Work done (Nsight Compute): 1.002 of the FLOP model (rung 2: 1.40).
 #include <cuda.h>
@@ -114,6 +128,12 @@ constexpr int kBlockRows = kConsumers * kBT;  // keys per CTA
 //   round 5  the staging copy of dq_done (rounds 1-4 had ptxas's injected wait, C7517, before
 //            the staging stores): 0.944 / 0.987 (3 seeds)
 //   round 6  (non-causal) 2 stages 0.941; 3 stages 0.936
+//   round 7  (non-causal, 3 seeds) defer 0.992; defer + skew 0.938; defer without the rotation
+//            0.977 (the same-step barrier's three runs were voided by reference drift)
+//   round 8  (non-causal, 3 seeds) same-step barrier 0.947; defer with dV, dK made opaque in
+//            its first step (no C7519) 0.963
+//   round 9  (non-causal, alternating per seed) defer 1.003, 0.998, 0.962; the C7519-free
+//            variant (voided), 0.952, 0.951: the file keeps the defer as measured in round 7
 //   PTXB_B_STAGES      ring depth (causal: at most 2, its split's lo dS tiles take the room)
 //   PTXB_B_ZERO        1: the preprocess kernel zeroes the fp32 dQ buffer; 0: cudaMemsetAsync
 //   PTXB_B_RED         1: dQ partials added from registers (red.global.add.v2.f32); 0: staged
@@ -131,6 +151,17 @@ constexpr int kBlockRows = kConsumers * kBT;  // keys per CTA
 //                      allocation); 0: convert kernel. Measured 0.73x / 0.50x: finishing a
 //                      region needs the reduce's global writes (bulk_wait_group 0, not .read)
 //                      on every step's critical path, and the causal build spills 164 B
+//   PTXB_B_DEFER       1 (non-causal): step n's dQ product is issued in step n+1, after that
+//                      step's dS^T store, and waits on an mbarrier that both consumers' warps
+//                      arrive on once their half of dS^T(n) is in shared memory, instead of a
+//                      named barrier of both consumers in the same step: a consumer only waits
+//                      for the other's previous step, so the two may drift apart and overlap
+//                      one's exponentials with the other's products. Four dS^T buffers: buffer
+//                      n%4 is rewritten at step n+4, after the writer saw both consumers'
+//                      arrivals for dS^T(n+2), which each makes after its wait for the dQ
+//                      product that read dS^T(n) (so no empty barrier); 0: named barrier
+//   PTXB_B_SKEW        with PTXB_B_DEFER: 1 = consumer 1 starts its first step once consumer
+//                      0 has its first P^T (so that they start half a step apart); 0: together
 #ifndef PTXB_B_STAGES
 #define PTXB_B_STAGES 2
 #endif
@@ -149,7 +180,19 @@ constexpr int kBlockRows = kConsumers * kBT;  // keys per CTA
 #ifndef PTXB_B_ROTATE
 #define PTXB_B_ROTATE 1
 #endif
+#ifndef PTXB_B_DEFER
+#define PTXB_B_DEFER (!PTXB_CAUSAL)
+#endif
+#ifndef PTXB_B_SKEW
+#define PTXB_B_SKEW 0
+#endif
 constexpr int kStages = PTXB_B_STAGES;
+constexpr bool kDefer = PTXB_B_DEFER != 0;
+static_assert(!(kDefer && kCausal), "PTXB_B_DEFER: non-causal only (four dS buffers)");
+static_assert(!kDefer || PTXB_B_LATE_STAGE != 0, "PTXB_B_DEFER stages under the next S^T");
+static_assert(kDefer || !PTXB_B_SKEW, "PTXB_B_SKEW needs PTXB_B_DEFER");
+// dS^T buffers: 2 by step parity; PTXB_B_DEFER 4 (see Ordering below the knobs' list).
+constexpr int kDsBufs = kDefer ? 4 : 2;
 constexpr int kDsCopies = kCausal ? 2 : 1;    // dS hi (and lo)
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kProducerRegs = 24;
@@ -167,10 +210,11 @@ constexpr uint32_t kA1 = kConsumers * kTileBytes;      // + c * kTileBytes (V)
 constexpr uint32_t kB0 = 2 * kConsumers * kTileBytes;  // + s * 2 * kTileBytes (Q_i)
 constexpr uint32_t kB1 = kB0 + kTileBytes;             // + s * 2 * kTileBytes (dO_i)
 constexpr uint32_t kDsOffset = kB0 + kStages * 2 * kTileBytes;  // + (parity * copies + copy) * 16K
-constexpr uint32_t kStagingOffset = kDsOffset + 2 * kDsCopies * kDsBytes;  // + c * 16K
+constexpr uint32_t kStagingOffset = kDsOffset + kDsBufs * kDsCopies * kDsBytes;  // + c * 16K
 constexpr uint32_t kVecOffset = kStagingOffset + kConsumers * kStagingBytes;
 constexpr uint32_t kBarOffset = kVecOffset + kStages * 2 * kVecBytes;
-constexpr uint32_t kNumBarriers = 1 + 3 * kStages;
+constexpr uint32_t kDsFullBarrier = 1 + 3 * kStages;  // PTXB_B_DEFER: ds_full[kDsBufs]
+constexpr uint32_t kNumBarriers = kDsFullBarrier + (kDefer ? kDsBufs : 0);
 constexpr uint32_t kSmemBytes = kBarOffset + kNumBarriers * 8 + 1024;
 constexpr uint32_t kPairBarrier = 1;  // named barrier of the two consumer warpgroups
 
@@ -350,7 +394,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int first_q = kCausal ? k_tile * (kBlockRows / kBT) : 0;  // causal: the diagonal first
   const int count = num_q_tiles - first_q;
 
+  // PTXB_B_DEFER's dS^T barriers, after the ring's.
+  auto ds_full = [&](int b) {
+    return reinterpret_cast<uint64_t*>(sm.base + kBarOffset) + kDsFullBarrier + b;
+  };
   if (threadIdx.x == 0) {
+    if constexpr (kDefer)
+      for (int b = 0; b < kDsBufs; ++b) ptxb::mbar_init(ds_full(b), kConsumers * 4);  // warps
     setup_cta(sm, &tmap_q, &tmap_k, &tmap_v, &tmap_do);
   }
   __syncthreads();
@@ -409,8 +459,23 @@ __global__ void __launch_bounds__(kThreads, 1)
     pending_q = q_tile;
   };
   const int split_count = kCausal ? max(0, min(count, kSplitTiles - first_q)) : 0;
-  auto step = [&](auto split, int n) {
+  // The dQ partial staged in step n is step n - kLag's (PTXB_B_DEFER computes it a step late).
+  constexpr int kLag = kDefer ? 2 : 1;
+  auto ds_buffer = [&](int n) {
+    return sm.base + kDsOffset + (n % kDsBufs) * kDsCopies * kDsBytes;
+  };
+  // PTXB_B_DEFER: dQ(m) = dS(m)·K once both consumers' halves of dS^T(m) are stored.
+  auto issue_dq = [&](int m) {
+    ptxb::mbar_wait(ds_full(m % kDsBufs), static_cast<uint32_t>(m / kDsBufs) & 1u);
+    ptxb::wgmma_fence();
+    gemm_dq(dq, ds_buffer(m), sm, c, false);
+    ptxb::wgmma_commit_group();
+  };
+  // with_dq false: PTXB_B_DEFER's first step, which has no dQ product to issue (a separate
+  // instance, so that dq is not live around the loop).
+  auto step = [&](auto split, auto with_dq, int n) {
     constexpr bool kSplit = decltype(split)::value;
+    constexpr bool kWithDq = decltype(with_dq)::value;
     const int s = n % kStages;
     const uint32_t parity = static_cast<uint32_t>(n / kStages) & 1u;
     const int q_tile = query_tile(n, k_tile, num_q_tiles);
@@ -419,27 +484,34 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float2* lse_vec =
         reinterpret_cast<const float2*>(sm.base + kVecOffset + s * 2 * kVecBytes);
     const float2* dr_vec = lse_vec + kBT / 2;
-    uint8_t* ds_hi = sm.base + kDsOffset + (n % 2) * kDsCopies * kDsBytes;
+    uint8_t* ds_hi = sm.base + kDsOffset + (n % kDsBufs) * kDsCopies * kDsBytes;
 
+    // The skew's barrier (kPairBarrier is free with PTXB_B_DEFER): once, in the first step.
+    if constexpr (PTXB_B_SKEW && !kWithDq) {
+      if (c == 1) ptxb::named_barrier_sync(kPairBarrier, 256);
+    }
     ptxb::mbar_wait(&sm.b0full[s], parity);
     ptxb::mbar_wait(&sm.b1full[s], parity);
     ptxb::wgmma_fence();
     gemm_ss_d(st, desc_k, desc_kmajor(q_smem));
     ptxb::wgmma_commit_group();
     if constexpr (PTXB_B_LATE_STAGE == 2) {  // under S^T only: dP^T's 32 registers are not live
-      if (n > 0) stage(query_tile(n - 1, k_tile, num_q_tiles));
+      if (n >= kLag) stage(query_tile(n - kLag, k_tile, num_q_tiles));
       ptxb::wgmma_fence();
     }
     gemm_ss_d(dpt, desc_v, desc_kmajor(do_smem));
     ptxb::wgmma_commit_group();
     if constexpr (PTXB_B_LATE_STAGE == 1) {
-      if (n > 0) stage(query_tile(n - 1, k_tile, num_q_tiles));
+      if (n >= kLag) stage(query_tile(n - kLag, k_tile, num_q_tiles));
     }
     ptxb::wgmma_wait_group<1>();
     ptxb::wgmma_fence_operand(st);
     // Causal: only the first two query tiles reach keys of this 128-key tile.
     probabilities_transposed(st, lse_vec, key_row, q_tile * kBT, n < kBlockRows / kBT, lane);
     pack_a(st, pf);
+    if constexpr (PTXB_B_SKEW && !kWithDq) {
+      if (c == 0) ptxb::named_barrier_arrive(kPairBarrier, 256);
+    }
     ptxb::wgmma_wait_group<0>();
     ptxb::wgmma_fence_operand(dpt);
     ptxb::wgmma_fence();
@@ -464,26 +536,51 @@ __global__ void __launch_bounds__(kThreads, 1)
     store_ds(ds_hi + c * (kDsBytes / 2), dsf, warp, lane);
     if constexpr (kSplit) store_ds(ds_hi + kDsBytes + c * (kDsBytes / 2), pf, warp, lane);
     ptxb::fence_proxy_async_smem();
-    ptxb::named_barrier_sync(kPairBarrier, 256);
-    ptxb::wgmma_fence();
-    gemm_dq(dq, ds_hi, sm, c, false);
-    if constexpr (kSplit) gemm_dq(dq, ds_hi + kDsBytes, sm, c, true);
-    ptxb::wgmma_commit_group();
+    if constexpr (kDefer) {
+      __syncwarp();  // the warp's stores (each lane fenced) before its one arrival
+      if (lane == 0) ptxb::mbar_arrive(ds_full(n % kDsBufs));
+      if constexpr (kWithDq) issue_dq(n - 1);
+    } else {
+      ptxb::named_barrier_sync(kPairBarrier, 256);
+      ptxb::wgmma_fence();
+      gemm_dq(dq, ds_hi, sm, c, false);
+      if constexpr (kSplit) gemm_dq(dq, ds_hi + kDsBytes, sm, c, true);
+      ptxb::wgmma_commit_group();
+    }
     // dV, dK and dQ complete: the stage is free, and (see Ordering) the dS buffer of this
     // parity may be rewritten two steps on.
     ptxb::wgmma_wait_group<0>();
     fence_operand(dv_lo, dv_hi);
     fence_operand(dk_lo, dk_hi);
-    ptxb::wgmma_fence_operand(dq);
+    if constexpr (kWithDq) {
+      ptxb::wgmma_fence_operand(dq);
 #pragma unroll
-    for (int i = 0; i < 32; ++i) asm volatile("mov.b32 %0, %1;" : "=f"(dq_done[i]) : "f"(dq[i]));
+      for (int i = 0; i < 32; ++i)
+        asm volatile("mov.b32 %0, %1;" : "=f"(dq_done[i]) : "f"(dq[i]));
+    }
     if (wg_tid == 0) ptxb::mbar_arrive(&sm.empty[s]);
     if constexpr (!PTXB_B_LATE_STAGE) stage(q_tile);
   };
   ptxb::mbar_wait(sm.afull, 0);
-  for (int n = 0; n < split_count; ++n) step(std::true_type{}, n);
-  for (int n = split_count; n < count; ++n) step(std::false_type{}, n);
-  if constexpr (PTXB_B_LATE_STAGE) stage(query_tile(count - 1, k_tile, num_q_tiles));
+  if constexpr (kDefer) {
+    step(std::false_type{}, std::false_type{}, 0);
+    for (int n = 1; n < count; ++n) step(std::false_type{}, std::true_type{}, n);
+  } else {
+    for (int n = 0; n < split_count; ++n) step(std::true_type{}, std::true_type{}, n);
+    for (int n = split_count; n < count; ++n) step(std::false_type{}, std::true_type{}, n);
+  }
+  if constexpr (kDefer) {
+    // dq_done holds dQ(count - 2); the last product, dQ(count - 1), follows.
+    if (count >= 2) stage(query_tile(count - 2, k_tile, num_q_tiles));
+    issue_dq(count - 1);
+    ptxb::wgmma_wait_group<0>();
+    ptxb::wgmma_fence_operand(dq);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) asm volatile("mov.b32 %0, %1;" : "=f"(dq_done[i]) : "f"(dq[i]));
+    stage(query_tile(count - 1, k_tile, num_q_tiles));
+  } else if constexpr (PTXB_B_LATE_STAGE) {
+    stage(query_tile(count - 1, k_tile, num_q_tiles));
+  }
   const int64_t out_row0 = static_cast<int64_t>(head_row0) + k_tile * kBlockRows + c * kBT;
   store_tile(dV + out_row0 * kD, dv_lo, dv_hi, 1.f, warp, lane);
   store_tile(dK + out_row0 * kD, dk_lo, dk_hi, kScale, warp, lane);
