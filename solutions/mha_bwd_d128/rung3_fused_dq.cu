@@ -191,7 +191,7 @@ constexpr bool kDefer = PTXB_B_DEFER != 0;
 static_assert(!(kDefer && kCausal), "PTXB_B_DEFER: non-causal only (four dS buffers)");
 static_assert(!kDefer || PTXB_B_LATE_STAGE != 0, "PTXB_B_DEFER stages under the next S^T");
 static_assert(kDefer || !PTXB_B_SKEW, "PTXB_B_SKEW needs PTXB_B_DEFER");
-// dS^T buffers: 2 by step parity; PTXB_B_DEFER 4 (see Ordering below the knobs' list).
+// dS^T buffers: 2 by step parity; PTXB_B_DEFER 4 (why four: PTXB_B_DEFER in the knobs' list).
 constexpr int kDsBufs = kDefer ? 4 : 2;
 constexpr int kDsCopies = kCausal ? 2 : 1;    // dS hi (and lo)
 constexpr int kThreads = 128 * (1 + kConsumers);
@@ -484,6 +484,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float2* lse_vec =
         reinterpret_cast<const float2*>(sm.base + kVecOffset + s * 2 * kVecBytes);
     const float2* dr_vec = lse_vec + kBT / 2;
+    // = ds_buffer(n), written out: through the lambda the causal build's code moved (SASS
+    // compared with nvdisasm), and its measurements are of this form.
     uint8_t* ds_hi = sm.base + kDsOffset + (n % kDsBufs) * kDsCopies * kDsBytes;
 
     // The skew's barrier (kPairBarrier is free with PTXB_B_DEFER): once, in the first step.
