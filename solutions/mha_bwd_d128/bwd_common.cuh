@@ -1,7 +1,8 @@
-// Shared by rung1_tma_wgmma.cu and rung2_warp_specialized.cu of mha_bwd_d{64,96,128}[_causal]:
+// Shared by rung1_tma_wgmma.cu, rung2_warp_specialized.cu and rung3_fused_dq.cu of
+// mha_bwd_d{64,96,128}[_causal] (rungs 2 and 3 include it before ws_common.cuh):
 // the RS-wgmma helper, accumulator packing and stores, kernel 1 (Dr = rowsum(dO ∘ O)) and the
 // host side of run() (shape check, Dr scratch, cached tensor maps), written once so a fix
-// reaches both rungs. Not a standalone header: the rungs include it inside their anonymous
+// reaches every rung. Not a standalone header: the rungs include it inside their anonymous
 // namespace, after kD (the head dim, PTXB_HEAD_DIM), kSlabs (64-column slabs per tile: 1 for
 // D = 64, 2 for 96 and 128), kBT, kSlabCols and kSlabBytes. A submission is one file, so the
 // replay model (and `ptxbench tasks solution`) inline it textually (src/llm/solution_render.h).

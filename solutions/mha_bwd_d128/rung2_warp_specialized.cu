@@ -176,6 +176,10 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "setmaxnreg split must fit the 64K-register file");
 static_assert(kBlockRows == 2 * kBT, "causal diagonal logic assumes two consumer slices");
 
+// gemm_rs_k64, the fragment packers, store_tile, zero, the Dr preprocess kernel and run()'s host
+// helpers are the same in all rungs; they live once in this header, inlined here when rendered.
+// Before ws_common.cuh, whose key_side_products uses them.
+#include "bwd_common.cuh"
 #include "ws_common.cuh"
 
 // Programmatic dependent launch (PTX ISA "griddepcontrol"): dq reads nothing dk_dv writes, so
@@ -256,10 +260,6 @@ __device__ __forceinline__ void load_a_fragments(uint32_t (&a)[kDSteps][4], cons
   }
 }
 
-// gemm_rs_k64, the fragment packers, store_tile, zero, the Dr preprocess kernel and run()'s host
-// helpers are the same in both rungs; they live once in this header, inlined here when rendered.
-#include "bwd_common.cuh"
-
 // ---- 2. dK, dV for one 128-key tile ----
 __global__ void __launch_bounds__(kThreads, 1)
     dk_dv_kernel(const __grid_constant__ CUtensorMap tmap_q,
@@ -337,31 +337,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptxb::wgmma_commit_group();
     gemm_ss_d(dpt, desc_v, desc_kmajor(do_smem));
     ptxb::wgmma_commit_group();
-    ptxb::wgmma_wait_group<1>();
-    ptxb::wgmma_fence_operand(st);
     // Causal: only the first two query tiles reach keys of this 128-key tile.
-    probabilities_transposed(st, lse_vec, key_row, q_tile * kBT, n < kBlockRows / kBT, lane);
-    pack_a(st, pf);
-    ptxb::wgmma_wait_group<0>();
-    ptxb::wgmma_fence_operand(dpt);
-    ptxb::wgmma_fence();  // pf and the accumulators were written by ordinary instructions
-    gemm_rs_k64(dv_lo, dv_hi, pf, desc_mnmajor(do_smem));
-    ptxb::wgmma_commit_group();
-    ds_transposed(dpt, st, dr_vec, lane);
-    pack_a(dpt, dsf);
-    const uint64_t desc_q_mn = desc_mnmajor(q_smem);
-    if constexpr (kSplit) {
-      ptxb::wgmma_wait_group<0>();  // the dV product no longer reads pf: reuse it for lo
-      fence_operand(dv_lo, dv_hi);
-      pack_a_lo(dpt, dsf, pf);
-      ptxb::wgmma_fence();
-      gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
-      gemm_rs_k64(dk_lo, dk_hi, pf, desc_q_mn);
-    } else {
-      ptxb::wgmma_fence();  // dsf was written by ordinary instructions
-      gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
-    }
-    ptxb::wgmma_commit_group();
+    key_side_products<kSplit>(st, dpt, pf, dsf, dv_lo, dv_hi, dk_lo, dk_hi, lse_vec, dr_vec,
+                              key_row, q_tile * kBT, n < kBlockRows / kBT, q_smem, do_smem, lane,
+                              [] {});
     // Unlike dq, dK is waited for here: keeping it (and so dS^T) in flight across the next
     // step's S^T/dP^T issue needs more than the 240 registers (ptxas then serialises every
     // wgmma of the kernel, C7512).

@@ -228,8 +228,9 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "setmaxnreg split must fit the 64K-register file");
 
 // Smem, carve, warpgroup_index, init_barriers, setup_cta, load_tile, gemm_ss_d, the descriptors
-// and the key-side elementwise math are rung 2's; they live once in this header, inlined here
-// when rendered.
+// and the key-side step (key_side_products) are rung 2's; they live once in this header, inlined
+// here when rendered. bwd_common.cuh (the RS product, packing, Dr kernel, host helpers) first.
+#include "bwd_common.cuh"
 #include "ws_common.cuh"
 
 // The query tile of step n: causal from the diagonal on; non-causal rotated (PTXB_B_ROTATE).
@@ -267,8 +268,6 @@ __device__ __forceinline__ void produce_all(const Smem& sm, const CUtensorMap* t
   for (int n = (count > kStages ? count - kStages : 0); n < count; ++n)
     ptxb::mbar_wait(&sm.empty[n % kStages], static_cast<uint32_t>(n / kStages) & 1u);
 }
-
-#include "bwd_common.cuh"
 
 // This warp's 16 key rows of dS^T (RS fragments a[kk], k16 slice kk = queries 16kk..16kk+15)
 // into a 128B-swizzled tile of 64-query rows: stmatrix.x4 matrix m = (keys +8 if m odd,
@@ -506,34 +505,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (PTXB_B_LATE_STAGE == 1) {
       if (n >= kLag) stage(query_tile(n - kLag, k_tile, num_q_tiles));
     }
-    ptxb::wgmma_wait_group<1>();
-    ptxb::wgmma_fence_operand(st);
     // Causal: only the first two query tiles reach keys of this 128-key tile.
-    probabilities_transposed(st, lse_vec, key_row, q_tile * kBT, n < kBlockRows / kBT, lane);
-    pack_a(st, pf);
-    if constexpr (PTXB_B_SKEW && !kWithDq) {
-      if (c == 0) ptxb::named_barrier_arrive(kPairBarrier, 256);
-    }
-    ptxb::wgmma_wait_group<0>();
-    ptxb::wgmma_fence_operand(dpt);
-    ptxb::wgmma_fence();
-    gemm_rs_k64(dv_lo, dv_hi, pf, desc_mnmajor(do_smem));
-    ptxb::wgmma_commit_group();
-    ds_transposed(dpt, st, dr_vec, lane);
-    pack_a(dpt, dsf);
-    const uint64_t desc_q_mn = desc_mnmajor(q_smem);
-    if constexpr (kSplit) {
-      ptxb::wgmma_wait_group<0>();  // the dV product no longer reads pf: reuse it for lo
-      fence_operand(dv_lo, dv_hi);
-      pack_a_lo(dpt, dsf, pf);
-      ptxb::wgmma_fence();
-      gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
-      gemm_rs_k64(dk_lo, dk_hi, pf, desc_q_mn);
-    } else {
-      ptxb::wgmma_fence();
-      gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
-    }
-    ptxb::wgmma_commit_group();
+    key_side_products<kSplit>(st, dpt, pf, dsf, dv_lo, dv_hi, dk_lo, dk_hi, lse_vec, dr_vec,
+                              key_row, q_tile * kBT, n < kBlockRows / kBT, q_smem, do_smem, lane,
+                              [&] {
+                                if constexpr (PTXB_B_SKEW && !kWithDq) {
+                                  if (c == 0) ptxb::named_barrier_arrive(kPairBarrier, 256);
+                                }
+                              });
     // dS^T (and its lo term) to shared memory; both consumers' halves before the dQ product.
     store_ds(ds_hi + c * (kDsBytes / 2), dsf, warp, lane);
     if constexpr (kSplit) store_ds(ds_hi + kDsBytes + c * (kDsBytes / 2), pf, warp, lane);

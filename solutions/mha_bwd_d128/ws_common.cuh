@@ -1,10 +1,12 @@
 // Shared by rung2_warp_specialized.cu and rung3_fused_dq.cu of mha_bwd_d{64,96,128}[_causal]: the
 // warp-specialized rungs' shared-memory carve-up, ring barriers, tile loads, the SS product over
-// D and the key-side step's elementwise math, written once. Not a standalone header: the rungs
-// include it inside their anonymous namespace after kCausal, kBT, kBlockRows, kSlabs,
-// kSlabCols, kSlabBytes, kDSteps, kStages, kConsumers, kLog2e, kScaleLog2 and kBarOffset (the
-// barriers' offset: afull, then b0full[kStages], b1full[kStages], empty[kStages]). The
-// replay model (and `ptxbench tasks solution`) inline it textually (src/llm/solution_render.h).
+// D and the key-side step (its elementwise math and its dV and dK products), written once. Not
+// a standalone header: the rungs include it inside their anonymous namespace after kCausal, kBT,
+// kBlockRows, kSlabs, kSlabCols, kSlabBytes, kDSteps, kStages, kConsumers, kLog2e, kScaleLog2 and
+// kBarOffset (the barriers' offset: afull, then b0full[kStages], b1full[kStages],
+// empty[kStages]), and after bwd_common.cuh (key_side_products uses its RS product and fragment
+// packing). The replay model (and `ptxbench tasks solution`) inline it textually
+// (src/llm/solution_render.h).
 #pragma once
 
 struct Smem {
@@ -125,4 +127,43 @@ __device__ __forceinline__ void ds_transposed(float (&dpt)[32], const float (&pt
       dpt[i] = pt[i] * (dpt[i] - (r % 2 == 0 ? dr.x : dr.y));
     }
   }
+}
+
+// Key-side step, after S^T and dP^T were issued as two commit groups (S^T first): st becomes
+// P^T, dV += P^T·dO_i, dpt becomes dS^T, dK += dS^T·Q_i (causal split: dS as hi + lo, two dK
+// products), dV and dK committed as one further group. The fragments stay in pf (P^T; with the
+// split, dS's lo term) and dsf (dS^T) for the caller. `after_p` runs once P^T is packed (rung
+// 3's start skew; rung 2 passes an empty one). q_row0: the query tile's first row in the head;
+// diagonal: see probabilities_transposed.
+template <bool kSplit, class AfterP>
+__device__ __forceinline__ void key_side_products(
+    float (&st)[32], float (&dpt)[32], uint32_t (&pf)[4][4], uint32_t (&dsf)[4][4],
+    float (&dv_lo)[32], float (&dv_hi)[32], float (&dk_lo)[32], float (&dk_hi)[32],
+    const float2* lse_vec, const float2* dr_vec, int key_row, int q_row0, bool diagonal,
+    const uint8_t* q_smem, const uint8_t* do_smem, int lane, AfterP&& after_p) {
+  ptxb::wgmma_wait_group<1>();
+  ptxb::wgmma_fence_operand(st);
+  probabilities_transposed(st, lse_vec, key_row, q_row0, diagonal, lane);
+  pack_a(st, pf);
+  after_p();
+  ptxb::wgmma_wait_group<0>();
+  ptxb::wgmma_fence_operand(dpt);
+  ptxb::wgmma_fence();  // pf and the accumulators were written by ordinary instructions
+  gemm_rs_k64(dv_lo, dv_hi, pf, desc_mnmajor(do_smem));
+  ptxb::wgmma_commit_group();
+  ds_transposed(dpt, st, dr_vec, lane);
+  pack_a(dpt, dsf);
+  const uint64_t desc_q_mn = desc_mnmajor(q_smem);
+  if constexpr (kSplit) {
+    ptxb::wgmma_wait_group<0>();  // the dV product no longer reads pf: reuse it for lo
+    fence_operand(dv_lo, dv_hi);
+    pack_a_lo(dpt, dsf, pf);
+    ptxb::wgmma_fence();
+    gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
+    gemm_rs_k64(dk_lo, dk_hi, pf, desc_q_mn);
+  } else {
+    ptxb::wgmma_fence();  // dsf was written by ordinary instructions
+    gemm_rs_k64(dk_lo, dk_hi, dsf, desc_q_mn);
+  }
+  ptxb::wgmma_commit_group();
 }
