@@ -17,7 +17,9 @@
 # bench/fwd_sweep.sh), bwd_sweep (those of solutions/mha_bwd_d128/rung3_fused_dq.cu,
 # bench/bwd_sweep.sh; about 5 minutes) and ncu_passes (Nsight Compute's passes and wall time per group of the
 # profile stage's metrics, bench/ncu_passes.sh; about 1 minute) and flashinfer_python (FlashInfer's own
-# Python API on the GQA workloads, bench/flashinfer_python.sh; carried wheels, a few minutes).
+# Python API on the GQA workloads, bench/flashinfer_python.sh; carried wheels, a few minutes) and
+# profile_cost (the profile stage's cost and verdicts against its method before 2026-12-03 and
+# against the fixed cost, bench/profile_cost.sh; about 5 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rc=0 # the service, debug, flashinfer and adapt checks fail the step (the others only measure)
@@ -34,8 +36,9 @@ for b in ${PTXB_BENCHMARKS:-eval solutions}; do
     fwd_sweep) bash bench/fwd_sweep.sh ;;
     bwd_sweep) bash bench/bwd_sweep.sh ;;
     ncu_passes) bash bench/ncu_passes.sh "$OUT_DIR" ;;
+    profile_cost) BIN="$BIN" OUT_DIR="$OUT_DIR" bash bench/profile_cost.sh ;;
     flashinfer_python) OUT_DIR=$OUT_DIR bash bench/flashinfer_python.sh || rc=1 ;;
-    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer, adapt, gemm_sweep, fwd_sweep, bwd_sweep, ncu_passes, flashinfer_python)" >&2; exit 2 ;;
+    *) echo "run_gpu_benchmarks: unknown benchmark $b (eval, solutions, aa, service, debug, flashinfer, adapt, gemm_sweep, fwd_sweep, bwd_sweep, ncu_passes, flashinfer_python, profile_cost)" >&2; exit 2 ;;
   esac
 done
 exit $rc

@@ -12,7 +12,8 @@ namespace {
 // The columns the parse needs, by their index in the header row.
 struct LaunchColumns {
   std::size_t id = 0, name = 0, block = 0, grid = 0, time = 0;
-  std::vector<std::pair<std::string, std::size_t>> metrics;  // other metric columns
+  std::optional<std::size_t> inst_executed, thread_true, per_opcode;  // instanced, when present
+  std::vector<std::pair<std::string, std::size_t>> metrics;           // other metric columns
 };
 
 // Finds each needed column in a header row; an error names the missing one.
@@ -31,8 +32,12 @@ Result<LaunchColumns> find_launch_columns(const std::vector<std::string>& header
   // Metric names have a double underscore between unit and counter (dram__bytes_read.sum);
   // the numeric launch attributes (launch__registers_per_thread, ...) come too, for the
   // profiler hints (analysis/ncu_hints.h).
-  for (std::size_t i = 0; i < header.size(); ++i)
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "inst_executed") columns.inst_executed = i;
+    if (header[i] == "thread_inst_executed_true") columns.thread_true = i;
+    if (header[i] == kNcuThreadTruePerOpcode) columns.per_opcode = i;
     if (i != columns.time && contains(header[i], "__")) columns.metrics.emplace_back(header[i], i);
+  }
   return columns;
 }
 
@@ -48,6 +53,43 @@ Result<double> parse_metric_value(std::string_view field) {
   return value;
 }
 
+// The instances of a cell printed with --print-metric-instances details,
+// "total (key: value; key: value)", as key -> value. An empty map for a cell without instances
+// (a plain total, or "0"); an error for a list that is not key: value pairs.
+Result<std::map<std::string, std::int64_t>> parse_instances(std::string_view cell) {
+  std::map<std::string, std::int64_t> instances;
+  const std::size_t open = cell.find('(');
+  if (open == std::string_view::npos) return instances;
+  const std::size_t close = cell.rfind(')');
+  if (close == std::string_view::npos || close < open)
+    return make_error("parse", "unbalanced instance list in '{}'", cell.substr(0, 80));
+  for (const std::string& item : split(cell.substr(open + 1, close - open - 1), ';')) {
+    const std::size_t colon = item.rfind(':');
+    if (colon == std::string::npos)
+      return make_error("parse", "instance '{}' is not key: value", trim(item));
+    auto value = parse_metric_value(std::string_view(item).substr(colon + 1));
+    if (!value.ok()) return value.error();
+    instances[trim(std::string_view(item).substr(0, colon))] = static_cast<std::int64_t>(*value);
+  }
+  return instances;
+}
+
+// The instances keyed by instruction address ("0x7f2cbf7a0010").
+Result<std::map<std::uint64_t, std::int64_t>> parse_pc_instances(std::string_view cell) {
+  PTXB_ASSIGN_OR_RETURN(auto instances, parse_instances(cell));
+  std::map<std::uint64_t, std::int64_t> by_pc;
+  for (const auto& [key, value] : instances) {
+    std::uint64_t pc = 0;
+    if (!starts_with(key, "0x") || key.size() <= 2)
+      return make_error("parse", "'{}' is not an instruction address", key);
+    const auto [end, error] = std::from_chars(key.data() + 2, key.data() + key.size(), pc, 16);
+    if (error != std::errc() || end != key.data() + key.size())
+      return make_error("parse", "'{}' is not an instruction address", key);
+    by_pc[pc] = value;
+  }
+  return by_pc;
+}
+
 Result<NcuLaunch> parse_launch_row(const std::vector<std::string>& row,
                                    const LaunchColumns& columns) {
   NcuLaunch launch;
@@ -59,6 +101,16 @@ Result<NcuLaunch> parse_launch_row(const std::vector<std::string>& row,
   // the metric says it is missing.
   for (const auto& [metric, index] : columns.metrics)
     if (auto value = parse_metric_value(row[index]); value.ok()) launch.metrics[metric] = *value;
+  if (columns.inst_executed) {
+    PTXB_ASSIGN_OR_RETURN(launch.inst_executed_by_pc,
+                          parse_pc_instances(row[*columns.inst_executed]));
+  }
+  if (columns.thread_true) {
+    PTXB_ASSIGN_OR_RETURN(launch.thread_true_by_pc, parse_pc_instances(row[*columns.thread_true]));
+  }
+  if (columns.per_opcode) {
+    PTXB_ASSIGN_OR_RETURN(launch.thread_true_by_opcode, parse_instances(row[*columns.per_opcode]));
+  }
   return launch;
 }
 

@@ -34,7 +34,19 @@ struct NcuLaunch {
   // and bytes). The work-done check reads its counters here (analysis/ncu_work.h), the profiler
   // hints theirs (analysis/ncu_hints.h).
   std::map<std::string, double> metrics;
+  // The source counters per instruction address, when the page was printed with
+  // --print-metric-instances details: a cell reads "total (0x7f..00: n; 0x7f..10: n; ...)" and
+  // lists only the instructions that were issued. Empty when the metric was not collected.
+  std::map<std::uint64_t, std::int64_t> inst_executed_by_pc;
+  std::map<std::uint64_t, std::int64_t> thread_true_by_pc;
+  // ncu's own per-opcode sums of thread_inst_executed_true (kNcuThreadTruePerOpcode), computed
+  // from the SASS the GPU ran: the check that the addresses were mapped onto that SASS.
+  std::map<std::string, std::int64_t> thread_true_by_opcode;
 };
+
+// The per-opcode metric ncu derives from the source counters.
+inline constexpr std::string_view kNcuThreadTruePerOpcode =
+    "sass__thread_inst_executed_true_per_opcode";
 
 // The metric whose sum over a call's launches is compared with the timed median.
 inline constexpr std::string_view kNcuGpuTimeMetric = "gpu__time_duration.sum";

@@ -88,9 +88,23 @@ bool is_gmma_placeholder(std::string_view base_opcode, std::string_view operands
   return destination == "RZ" && operands.find("gdesc[URZ]") != std::string_view::npos;
 }
 
-// Fills opcode, base_opcode, text, predicated and placeholder from the Source field
-// ("@!P0  BRA 0x7f..", "      HGMMA.64x8x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT, gsb0").
-Status parse_source_field(std::string_view source, NcuSourceLine& line) {
+std::optional<std::int64_t> max_count(std::optional<std::int64_t> a,
+                                      std::optional<std::int64_t> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
+}
+
+// Column positions of the current section's header row.
+struct Columns {
+  std::size_t source = 0;
+  std::optional<std::size_t> inst_executed;
+  std::optional<std::size_t> thread_inst_executed_true;
+};
+
+}  // namespace
+
+Status parse_sass_text(std::string_view source, NcuSourceLine& line) {
   line.text = trim(source);
   std::string_view rest = line.text;
   if (starts_with(rest, "@")) {
@@ -112,22 +126,6 @@ Status parse_source_field(std::string_view source, NcuSourceLine& line) {
   line.placeholder = is_gmma_placeholder(line.base_opcode, operands);
   return ok_status();
 }
-
-std::optional<std::int64_t> max_count(std::optional<std::int64_t> a,
-                                      std::optional<std::int64_t> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::max(*a, *b);
-}
-
-// Column positions of the current section's header row.
-struct Columns {
-  std::size_t source = 0;
-  std::optional<std::size_t> inst_executed;
-  std::optional<std::size_t> thread_inst_executed_true;
-};
-
-}  // namespace
 
 Result<std::vector<NcuKernelSource>> parse_ncu_source_csv(std::string_view raw_text,
                                                           const std::string& origin) {
@@ -200,7 +198,7 @@ Result<std::vector<NcuKernelSource>> parse_ncu_source_csv(std::string_view raw_t
     const std::string where = fmt::format("{}:{}", origin, line_number);
     NcuSourceLine line;
     line.address = fields[0];
-    if (auto status = parse_source_field(fields[columns.source], line); !status.ok())
+    if (auto status = parse_sass_text(fields[columns.source], line); !status.ok())
       return status.error().with_context(where);
     // A row shorter than its header (seen after a crash) simply has no values.
     const auto read_count = [&](std::optional<std::size_t> column,

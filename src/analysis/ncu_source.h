@@ -62,6 +62,11 @@ struct NcuKernelSource {
 Result<std::vector<NcuKernelSource>> parse_ncu_source_csv(std::string_view text,
                                                           const std::string& origin);
 
+// Fills `line`'s opcode, base_opcode, text, predicated and placeholder from one instruction's
+// SASS text as ncu's Source field or cuobjdump prints it ("@!P0  BRA 0x7f..",
+// "HGMMA.64x8x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT, gsb0").
+Status parse_sass_text(std::string_view source, NcuSourceLine& line);
+
 // Per-family sums over every profiled kernel (lines merged as above).
 struct FamilyDynamicCounts {
   int static_lines = 0;       // lines of the family, placeholders excluded

@@ -56,6 +56,7 @@ struct EvalFlags {
   bool energy = false;
   bool pin_reference_algorithm = true;
   bool profiler_hints = false;
+  bool ncu_source_page = false;
   std::string also_reference;
   bool debug = false;
   std::vector<std::string> remote;
@@ -184,6 +185,12 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
                      "occupancy, warp stall reasons) on the profiled call: in --json under "
                      "target_instructions.hint_metrics, and as sentences with --feedback")
             ->excludes("--no-ncu");
+        app.add_flag("--ncu-source-page", flags->ncu_source_page,
+                     "Profile with the method before 2026-12-03, to cross-check verdicts: import "
+                     "ncu's source page instead of reading per-instruction counters from the raw "
+                     "page, and profile every kernel of the call instead of only those whose "
+                     "SASS holds a target family (about 1 s slower)")
+            ->excludes("--no-ncu");
         app.add_option("--also-reference", flags->also_reference,
                        "Also time a second library reference, after a PASSED candidate: "
                        "`flashinfer` (MHA forward tasks only, a build with "
@@ -226,6 +233,7 @@ CommandSpec make_eval_command(const Extension<EvalOptions>& extension) {
           request.options.also_reference = flags->also_reference;
           request.options.debug = flags->debug;
           request.options.profiler_hints = flags->profiler_hints;
+          request.options.ncu_source_page = flags->ncu_source_page;
           adjust_options(request.options);
           request.operation = *parse_eval_operation(flags->operation);  // CLI checked the name
           if (auto applied = apply_operation(request.operation, request.options); !applied.ok())

@@ -80,6 +80,7 @@ Json EvalOptions::to_json() const {
   // Written only when off (the default is on): requests keep their idempotency keys.
   if (!pin_reference_algorithm) j["pin_reference_algorithm"] = false;
   if (profiler_hints) j["profiler_hints"] = true;                     // likewise
+  if (ncu_source_page) j["ncu_source_page"] = true;                   // likewise
   if (!also_reference.empty()) j["also_reference"] = also_reference;  // likewise
   // Likewise: requests without the debug stage keep their idempotency keys.
   if (debug) {
@@ -104,6 +105,7 @@ Result<EvalOptions> EvalOptions::from_json(const Json& json) {
   r.optional("sanitizer_timeout_seconds", o.sanitizer_timeout_seconds);
   r.optional("ncu_timeout_seconds", o.ncu_timeout_seconds);
   r.optional("energy", o.energy).optional("profiler_hints", o.profiler_hints);
+  r.optional("ncu_source_page", o.ncu_source_page);
   r.optional("debug", o.debug).optional("debug_budget_seconds", o.debug_budget_seconds);
   r.optional("also_reference", o.also_reference);
   PTXB_RETURN_IF_ERROR(r.status());
@@ -453,6 +455,7 @@ Json ProfiledCallRecord::to_json() const {
               {"warmup_calls", warmup_calls},
               {"launch_skip", launch_skip},
               {"kernels", kernels},
+              {"scope", scope},
               {"gpu_time_ms", gpu_time_ms},
               {"timed_median_ms", timed_median_ms},
               {"ratio", ratio},
@@ -466,6 +469,7 @@ Result<ProfiledCallRecord> ProfiledCallRecord::from_json(const Json& json) {
   FieldReader r(json);
   r.required("call", p.call).required("calls", p.calls).required("warmup_calls", p.warmup_calls);
   r.required("launch_skip", p.launch_skip).required("kernels", p.kernels);
+  r.optional("scope", p.scope);  // absent before the focused plan: every kernel was profiled
   r.required("gpu_time_ms", p.gpu_time_ms).required("timed_median_ms", p.timed_median_ms);
   r.required("ratio", p.ratio).required("matches", p.matches).required("mismatch", p.mismatch);
   std::vector<double> band;
@@ -488,6 +492,7 @@ Json TargetInstructionCheck::to_json() const {
   if (!phases_ms.empty()) j["phases_ms"] = phases_ms;
   if (work_done) j["work_done"] = work_done->to_json();
   if (!work_done_note.empty()) j["work_done_note"] = work_done_note;
+  if (!focus_note.empty()) j["focus_note"] = focus_note;
   if (!hint_metrics.empty()) {
     Json launches = Json::array();
     for (const NcuLaunchMetrics& m : hint_metrics)
@@ -568,6 +573,7 @@ Result<TargetInstructionCheck> TargetInstructionCheck::from_json(const Json& j) 
   r.optional("dynamic", t.dynamic).optional("profiled_call", t.profiled_call);
   r.optional("phases_ms", t.phases_ms).optional("work_done", t.work_done);
   r.optional("work_done_note", t.work_done_note);
+  r.optional("focus_note", t.focus_note);
   PTXB_RETURN_IF_ERROR(r.status());
   if (j.contains("hint_metrics")) {
     if (!j["hint_metrics"].is_array())

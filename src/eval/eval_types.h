@@ -67,6 +67,10 @@ struct EvalOptions {
   // analysis/ncu_hints.h (kProfilerHintMetrics), kept in target_instructions.hint_metrics for the
   // feedback. Off by default and in the paper protocol: they add replay passes to ncu's run.
   bool profiler_hints = false;
+  // The profile stage's method before 2026-12-03, for cross-checks: ncu's source page is
+  // imported (not the per-address counters of the raw page) and every kernel of the call is
+  // profiled (not only those whose SASS holds a target family). Same verdicts, about 1 s more.
+  bool ncu_source_page = false;
   // --unsafe-no-sandbox: untrusted processes run without ptxbench-sandbox; the trace
   // (evaluation.ptxbench.sandboxed) and the feedback say so. Without it, a sandbox that cannot
   // be set up is INFRA_ERROR, never an unsandboxed run.
@@ -308,9 +312,13 @@ struct ProfiledCallRecord {
   int warmup_calls = 0;
   std::int64_t launch_skip = 0;  // ncu --launch-skip: matching launches before the call's first
   int kernels = 0;               // kernels per call (the timed calls'; ncu --launch-count)
-  double gpu_time_ms = 0;        // sum of gpu__time_duration over the profiled kernels
-  double timed_median_ms = 0;    // the candidate's timed median
-  double ratio = 0;              // gpu_time_ms / timed_median_ms
+  // "call": every kernel of the call was profiled; "target_kernels": only the kernels whose
+  // SASS holds a target family (supervisor/profile_plan.h focus_plan), and timed_median_ms is
+  // then those kernels' mean CUPTI time per timed call.
+  std::string scope = "call";
+  double gpu_time_ms = 0;              // sum of gpu__time_duration over the profiled kernels
+  double timed_median_ms = 0;          // the candidate's timed median (scope "call")
+  double ratio = 0;                    // gpu_time_ms / timed_median_ms
   double band_low = 0, band_high = 0;  // the accepted ratio band
   bool matches = false;                // same kernels, same shapes, ratio inside the band
   std::string mismatch;                // why not, when !matches
@@ -332,6 +340,9 @@ struct TargetInstructionCheck {
   // why in work_done_note.
   std::optional<WorkDoneRecord> work_done;
   std::string work_done_note;
+  // Set when only the target kernels were profiled first and their work fell short, so the call
+  // was profiled again whole (supervisor/stage_profile.cc); cost_ms holds both runs.
+  std::string focus_note;
   // The profiled call's launches with the profiler hints' metrics (EvalOptions::profiler_hints).
   std::vector<NcuLaunchMetrics> hint_metrics;
 

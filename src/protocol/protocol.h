@@ -129,6 +129,10 @@ struct KernelLaunch {
   std::array<std::uint32_t, 3> grid{};
   std::array<std::uint32_t, 3> block{};
   std::uint32_t count = 0;
+  // Sum of the launches' CUPTI durations (end - start): the per-kernel time that lets the
+  // profile stage compare a subset of a call's kernels (supervisor/profile_check.h). 0 from a
+  // runner that did not record it.
+  std::uint64_t device_ns = 0;
 
   bool same_shape(const KernelLaunch& other) const {
     return name == other.name && grid == other.grid && block == other.block;

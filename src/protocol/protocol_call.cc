@@ -218,18 +218,23 @@ Result<ActivityRecord> activity_record_from_json(const Json& json) {
 }
 
 void note_kernel_launch(std::vector<KernelLaunch>& launches, const ActivityRecord& record) {
-  KernelLaunch launch{record.name, record.grid, record.block, 1};
+  const std::uint64_t ns = record.end_ns > record.start_ns ? record.end_ns - record.start_ns : 0;
+  KernelLaunch launch{record.name, record.grid, record.block, 1, ns};
   for (auto& known : launches)
     if (known.same_shape(launch)) {
       ++known.count;
+      known.device_ns += ns;
       return;
     }
   launches.push_back(std::move(launch));
 }
 
 Json to_json(const KernelLaunch& value) {
-  return {
-      {"name", value.name}, {"grid", value.grid}, {"block", value.block}, {"count", value.count}};
+  return {{"name", value.name},
+          {"grid", value.grid},
+          {"block", value.block},
+          {"count", value.count},
+          {"device_ns", value.device_ns}};
 }
 
 Result<KernelLaunch> kernel_launch_from_json(const Json& json) {
@@ -240,6 +245,9 @@ Result<KernelLaunch> kernel_launch_from_json(const Json& json) {
   PTXB_ASSIGN_OR_RETURN(value.grid, dims_from_json(json, "grid", what));
   PTXB_ASSIGN_OR_RETURN(value.block, dims_from_json(json, "block", what));
   PTXB_ASSIGN_OR_RETURN(value.count, get_u32(json, "count", what));
+  if (json.contains("device_ns")) {
+    PTXB_ASSIGN_OR_RETURN(value.device_ns, get_u64(json, "device_ns", what));
+  }
   return value;
 }
 

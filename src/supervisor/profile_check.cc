@@ -60,6 +60,7 @@ ProfiledCallRecord profiled_call_record(const ProfilePlan& plan) {
   record.warmup_calls = plan.warmup_calls;
   record.launch_skip = static_cast<std::int64_t>(plan.launch_skip);
   record.kernels = static_cast<int>(plan.kernels_per_call);
+  record.scope = plan.functions.empty() ? "call" : "target_kernels";
   return record;
 }
 
@@ -85,9 +86,11 @@ void compare_profiled_call(const std::vector<NcuLaunch>& profiled, const TimedKe
   if (!record.mismatch.empty()) return;
   if (record.ratio < kProfileBandLow || record.ratio > kProfileBandHigh) {
     record.mismatch = fmt::format(
-        "the profiled call's GPU time {:.4f} ms is {:.3f}x the timed median {:.4f} ms, outside "
+        "the profiled {}'s GPU time {:.4f} ms is {:.3f}x the timed {} {:.4f} ms, outside "
         "[{}, {}]: the profiled code is not the timed code",
-        record.gpu_time_ms, record.ratio, timed_median_ms, kProfileBandLow, kProfileBandHigh);
+        record.scope == "call" ? "call" : "kernels", record.gpu_time_ms, record.ratio,
+        record.scope == "call" ? "median" : "mean of those kernels", timed_median_ms,
+        kProfileBandLow, kProfileBandHigh);
     return;
   }
   record.matches = true;

@@ -26,6 +26,9 @@ namespace ptxb {
 inline constexpr double kProfileBandLow = 0.6;
 inline constexpr double kProfileBandHigh = 1.67;
 
+// For a focused plan (profile_plan.h focus_plan) `timed` is restricted to the profiled
+// functions and `timed_median_ms` is their mean CUPTI kernel time per call: kernel time against
+// kernel time, so a target kernel that is a small part of its call is held to the same band.
 // Compares the profiled launches with the timed calls' and fills `record`'s time, ratio, band,
 // matches and mismatch (the plan's fields are the caller's). The launches must be exactly
 // plan.kernels_per_call, each with a name and shape the timed calls launched; when every timed

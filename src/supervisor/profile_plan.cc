@@ -1,5 +1,7 @@
 #include "supervisor/profile_plan.h"
 
+#include <algorithm>
+
 #include "analysis/ncu_hints.h"
 #include "analysis/ncu_launches.h"
 #include "analysis/ncu_work.h"
@@ -39,16 +41,49 @@ std::optional<std::string> after_last_marker(std::string_view output, std::strin
 
 void TimedKernels::add(const CallReply& reply) {
   per_call.push_back(reply.kernel_count);
+  std::map<std::string, std::uint32_t>& by_name = per_call_by_name.emplace_back();
   for (const KernelLaunch& launch : reply.kernel_launches) {
+    by_name[launch.name] += launch.count;
     bool known = false;
     for (auto& seen : launches)
       if (seen.same_shape(launch)) {
         seen.count += launch.count;
+        seen.device_ns += launch.device_ns;
         known = true;
         break;
       }
     if (!known) launches.push_back(launch);
   }
+}
+
+TimedKernels TimedKernels::restricted_to(const std::vector<std::string>& names) const {
+  auto wanted = [&](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  TimedKernels subset;
+  for (const auto& by_name : per_call_by_name) {
+    std::map<std::string, std::uint32_t>& kept = subset.per_call_by_name.emplace_back();
+    std::uint32_t count = 0;
+    for (const auto& [name, n] : by_name)
+      if (wanted(name)) {
+        kept[name] = n;
+        count += n;
+      }
+    subset.per_call.push_back(count);
+  }
+  for (const KernelLaunch& launch : launches)
+    if (wanted(launch.name)) subset.launches.push_back(launch);
+  return subset;
+}
+
+double TimedKernels::mean_kernel_ms() const {
+  if (per_call.empty()) return 0;
+  std::uint64_t total_ns = 0;
+  for (const KernelLaunch& launch : launches) {
+    if (launch.device_ns == 0) return 0;
+    total_ns += launch.device_ns;
+  }
+  return static_cast<double>(total_ns) * 1e-6 / static_cast<double>(per_call.size());
 }
 
 std::optional<std::uint32_t> TimedKernels::kernels_per_call() const {
@@ -75,6 +110,22 @@ Result<ProfilePlan> plan_profile(const TimedKernels& timed, int warmup_calls,
   plan.kernels_per_call = *per_call;
   plan.launch_skip = static_cast<std::uint64_t>(plan.profiled_call()) * *per_call;
   return plan;
+}
+
+std::optional<ProfilePlan> focus_plan(const ProfilePlan& plan, const TimedKernels& timed,
+                                      const std::vector<std::string>& functions) {
+  const TimedKernels subset = timed.restricted_to(functions);
+  const std::optional<std::uint32_t> per_call = subset.kernels_per_call();
+  if (!per_call || *per_call >= plan.kernels_per_call || subset.mean_kernel_ms() <= 0)
+    return std::nullopt;
+  ProfilePlan focused = plan;
+  focused.kernels_per_call = *per_call;
+  focused.launch_skip = static_cast<std::uint64_t>(plan.profiled_call()) * *per_call;
+  for (const std::string& name : functions)
+    if (std::any_of(subset.launches.begin(), subset.launches.end(),
+                    [&](const KernelLaunch& l) { return l.name == name; }))
+      focused.functions.push_back(name);
+  return focused;
 }
 
 std::string kernel_name_regex(const std::vector<std::string>& mangled_names) {
@@ -107,8 +158,9 @@ std::vector<std::string> ncu_call_options(const ProfilePlan& plan,
                                           const std::vector<std::string>& cubin_functions) {
   std::vector<std::string> options = {"--clock-control", "none", "--kernel-name-base", "mangled"};
   // Without cubin functions (the library in the candidate slot, A/A mode) every launch counts.
-  if (!cubin_functions.empty())
-    options.insert(options.end(), {"--kernel-name", "regex:" + kernel_name_regex(cubin_functions)});
+  const std::vector<std::string>& names = plan.functions.empty() ? cubin_functions : plan.functions;
+  if (!names.empty())
+    options.insert(options.end(), {"--kernel-name", "regex:" + kernel_name_regex(names)});
   options.insert(options.end(),
                  {"--launch-skip", std::to_string(plan.launch_skip), "--launch-count",
                   std::to_string(plan.kernels_per_call), "--metrics", metrics_option(plan)});
@@ -135,10 +187,12 @@ std::vector<std::string> ncu_call_wrapper(const std::string& ncu_path, const Pro
   // TMPDIR is the sandbox's private scratch (a tmpfs gone with the sandbox); "$@" is the
   // runner's command line, appended by the launcher after this program's name. The two pages
   // are imported concurrently (each import is a whole ncu start-up), into files printed after.
+  const bool source_page = plan.source_counters && !plan.source_from_raw;
   const std::string source_import =
-      plan.source_counters
-          ? ncu + " --import \"$d/call.ncu-rep\" --page source --csv --print-source sass"
-          : std::string("true");
+      source_page ? ncu + " --import \"$d/call.ncu-rep\" --page source --csv --print-source sass"
+                  : std::string("true");
+  const std::string instances =
+      plan.source_counters && plan.source_from_raw ? " --print-metric-instances details" : "";
   const std::string script = fmt::format(
       "d=$(mktemp -d) || exit 125\n"
       "t0=$(date +%s%N)\n"
@@ -150,7 +204,7 @@ std::vector<std::string> ncu_call_wrapper(const std::string& ncu_path, const Pro
       "{source_import} >\"$d/source.csv\" 2>&1 &\n"
       "p=$!\n"
       "{ncu} --import \"$d/call.ncu-rep\" --page raw --csv --print-units base "
-      "--print-kernel-base mangled >\"$d/raw.csv\" 2>&1\n"
+      "--print-kernel-base mangled{instances} >\"$d/raw.csv\" 2>&1\n"
       "r=$?\n"
       "wait \"$p\"\n"
       "q=$?\n"
@@ -165,9 +219,9 @@ std::vector<std::string> ncu_call_wrapper(const std::string& ncu_path, const Pro
       "2>/dev/null\n"
       "printf '{end}\\n'\n",
       fmt::arg("profile", profile), fmt::arg("ncu", ncu), fmt::arg("exit", kMarkProfileExit),
-      fmt::arg("source_import", source_import), fmt::arg("source", kMarkSource),
-      fmt::arg("launches", kMarkLaunches), fmt::arg("phases", kMarkPhases),
-      fmt::arg("end", kMarkEnd));
+      fmt::arg("source_import", source_import), fmt::arg("instances", instances),
+      fmt::arg("source", kMarkSource), fmt::arg("launches", kMarkLaunches),
+      fmt::arg("phases", kMarkPhases), fmt::arg("end", kMarkEnd));
   return {"/bin/sh", "-c", script, "ptxbench-profile"};
 }
 

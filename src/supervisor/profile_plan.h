@@ -27,11 +27,18 @@ namespace ptxb {
 struct TimedKernels {
   std::vector<std::uint32_t> per_call;  // kernel_count of each timed sample, in order
   std::vector<KernelLaunch> launches;   // distinct shapes over all samples, counts summed
+  // Each sample's launches per kernel name (restricted_to counts a subset per call from it).
+  std::vector<std::map<std::string, std::uint32_t>> per_call_by_name;
 
   void add(const CallReply& reply);
   // The kernel count every timed sample had; nullopt without samples or when it varied (the
   // launch arithmetic needs one count per call).
   std::optional<std::uint32_t> kernels_per_call() const;
+  // The same samples seen through the launches of `names` only (per_call counts those).
+  TimedKernels restricted_to(const std::vector<std::string>& names) const;
+  // Mean over the samples of the CUPTI kernel time per call (sum of the launches' device_ns);
+  // 0 without samples or when a shape has no recorded time.
+  double mean_kernel_ms() const;
 };
 
 // How many calls follow the warm-up in the profiled runner, one of which is profiled. Five
@@ -50,6 +57,13 @@ struct ProfilePlan {
   // the static check found a target family (they patch every SASS instruction and cost replay
   // passes); the launch list, the kernel time and the work counters are always collected.
   bool source_counters = true;
+  // The source counters are read per instruction address from the raw page (printed with
+  // --print-metric-instances details) and mapped onto the cubin's SASS listing
+  // (analysis/ncu_pc_source.h) instead of importing the source page: one ncu import, not two.
+  bool source_from_raw = false;
+  // The cubin functions ncu profiles when only some of the call's kernels are (focus_plan);
+  // empty: every cubin function.
+  std::vector<std::string> functions;
   // The profiler hints' metrics (analysis/ncu_hints.h), when the evaluation asked for them.
   bool hint_metrics = false;
 
@@ -62,6 +76,13 @@ struct ProfilePlan {
 // when the timed calls give no single kernel count per call (none, zero, or varying).
 Result<ProfilePlan> plan_profile(const TimedKernels& timed, int warmup_calls,
                                  int calls_after_warmup, std::uint64_t random);
+
+// The plan narrowed to the call's launches of `functions` (the kernels whose SASS holds a target
+// family): the other kernels are neither replayed nor imported, which saves ncu's passes per
+// kernel. nullopt when that is not possible or saves nothing: the timed calls launched no
+// fixed number of them per call, none, or only them, or a shape lacks its CUPTI time.
+std::optional<ProfilePlan> focus_plan(const ProfilePlan& plan, const TimedKernels& timed,
+                                      const std::vector<std::string>& functions);
 
 // ^(name1|name2)$ over the mangled names, each regex-escaped: ncu's --kernel-name regex that
 // matches exactly the cubin's functions.

@@ -9,11 +9,14 @@
 
 #include "analysis/ncu_hints.h"
 #include "analysis/ncu_launches.h"
+#include "analysis/ncu_pc_source.h"
 #include "analysis/ncu_source.h"
 #include "analysis/ncu_work.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "eval/integrity_reasons.h"
+#include "sass/sass_analysis.h"
+#include "sass/sass_listing.h"
 #include "supervisor/eval_stages.h"
 #include "supervisor/profile_check.h"
 #include "supervisor/profile_session.h"
@@ -81,29 +84,39 @@ std::optional<Finding> judge_work(EvalContext& ctx, const std::vector<NcuLaunch>
 // The verdict from a complete run's pages; a mismatch between the profiled and the timed
 // calls is returned as the finding that replaces the pass.
 std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
-                                   const ProfileOutputParts& parts) {
+                                   const ProfileOutputParts& parts, const SassListing& listing) {
   TargetInstructionCheck& check = ctx.result.target_instructions;
-  Result<std::vector<NcuKernelSource>> kernels = std::vector<NcuKernelSource>{};
-  if (plan.source_counters) kernels = parse_ncu_source_csv(parts.source, "ncu source page");
-  if (!kernels.ok()) {
-    check.reason = kernels.error().message;
-    return std::nullopt;
-  }
   auto launches = parse_ncu_launches_csv(parts.launches, "ncu raw page");
   if (!launches.ok()) {
     note_failure(ctx, plan, launches.error().message);
+    return std::nullopt;
+  }
+  Result<std::vector<NcuKernelSource>> kernels = std::vector<NcuKernelSource>{};
+  if (plan.source_counters)
+    kernels = plan.source_from_raw ? source_from_pc_counts(*launches, listing)
+                                   : parse_ncu_source_csv(parts.source, "ncu source page");
+  if (!kernels.ok()) {
+    check.reason = kernels.error().message;
     return std::nullopt;
   }
   // Advice for the feedback (eval/feedback.h), never part of a verdict.
   if (plan.hint_metrics) check.hint_metrics = hint_metrics_of(*launches);
   ProfiledCallRecord& record = check.profiled_call.emplace(profiled_call_record(plan));
   // Like for like: ncu's kernel time against the in-process (CUPTI) median of the timed calls,
-  // not the batch bound that may have replaced it (which also holds the gaps between kernels).
+  // not the batch bound that may have replaced it (which also holds the gaps between kernels);
+  // a focused plan's kernels against those kernels' own CUPTI time.
   const WorkloadEval& w = ctx.workload;
-  const double timed_median_ms = w.integrity.batch_bound ? w.integrity.batch_bound->cupti_median_ms
-                                                         : w.candidate_timing->median_ms;
-  compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan, timed_median_ms, record,
-                        /*compare_shapes=*/!ctx.library_as_candidate);
+  const TimedKernels& all = ctx.candidate_timing.kernels;
+  if (plan.functions.empty()) {
+    const double timed_median_ms = w.integrity.batch_bound
+                                       ? w.integrity.batch_bound->cupti_median_ms
+                                       : w.candidate_timing->median_ms;
+    compare_profiled_call(*launches, all, plan, timed_median_ms, record,
+                          /*compare_shapes=*/!ctx.library_as_candidate);
+  } else {
+    const TimedKernels focused = all.restricted_to(plan.functions);
+    compare_profiled_call(*launches, focused, plan, focused.mean_kernel_ms(), record);
+  }
   if (plan.source_counters) check.dynamic = decide_dynamic(*kernels, ctx.compile.artifact.arch);
   if (!record.matches) {
     // What ran under the profiler is not what was timed: its instructions prove nothing.
@@ -121,11 +134,14 @@ std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
 }
 
 // Runs the plan and decides the verdict (check.verdict stays "unknown" on any failure).
-StageOutcome profile_call(EvalContext& ctx, const ProfilePlan& plan) {
+// nullopt: a focused plan's kernels did less work than the threshold, so the kernels it left
+// out decide, and the caller profiles the call whole.
+std::optional<StageOutcome> profile_call(EvalContext& ctx, const ProfilePlan& plan,
+                                         const SassListing& listing) {
   TargetInstructionCheck& check = ctx.result.target_instructions;
   const auto start = EvalClock::now();
   ProfiledRun run = run_profiled_calls(ctx, plan);
-  check.cost_ms = ms_since(start);
+  check.cost_ms += ms_since(start);
   ctx.stage_done("ncu", start);
   check.phases_ms = run.phases_ms;
   if (run.sandbox) {
@@ -147,8 +163,64 @@ StageOutcome profile_call(EvalContext& ctx, const ProfilePlan& plan) {
     note_failure(ctx, plan, run.failure + ": " + output_tail(run.output));
     return StageOutcome::kDone;
   }
-  if (auto mismatch = judge_pages(ctx, plan, parts)) return replace_verdict(ctx, *mismatch);
-  return StageOutcome::kDone;
+  const std::optional<Finding> finding = judge_pages(ctx, plan, parts, listing);
+  if (!finding) return StageOutcome::kDone;
+  if (!plan.functions.empty() && finding->reason == reason::kInsufficientWork) return std::nullopt;
+  return replace_verdict(ctx, *finding);
+}
+
+// The cubin functions whose SASS holds a family that qualifies for the target architecture.
+// Empty when a function calls another (a CALL instruction): the callee's instructions would
+// run inside a kernel that does not hold them.
+std::vector<std::string> target_functions(const SassSummary& sass) {
+  const std::vector<std::string> qualifying = qualifying_families(sass.target_arch);
+  std::vector<std::string> names;
+  for (const SassKernel& kernel : sass.kernels) {
+    if (kernel.opcode_histogram.count("CALL") > 0) return {};
+    for (const std::string& family : qualifying)
+      if (kernel.family_counts.count(family) > 0) {
+        names.push_back(kernel.name);
+        break;
+      }
+  }
+  return names;
+}
+
+// Profiles only the call's target kernels when that is possible and enough (focus_plan), else
+// the whole call. The verdicts are the whole call's: the left-out kernels hold no target
+// family, and work only adds up, so when the target kernels alone did the problem's work the
+// others cannot change the work verdict; when they did not, the call is profiled whole.
+StageOutcome profile_focused_or_whole(EvalContext& ctx, const ProfilePlan& plan,
+                                      const SassListing& listing) {
+  TargetInstructionCheck& check = ctx.result.target_instructions;
+  std::optional<ProfilePlan> focused;
+  // The profiler hints read every kernel (the longest launch may be a helper).
+  if (plan.source_counters && !plan.hint_metrics && !ctx.library_as_candidate &&
+      !ctx.options.ncu_source_page)
+    focused = focus_plan(plan, ctx.candidate_timing.kernels, target_functions(ctx.compile.sass));
+  if (focused) {
+    const TargetInstructionCheck before = check;
+    if (std::optional<StageOutcome> outcome = profile_call(ctx, *focused, listing)) return *outcome;
+    const double focused_ms = check.cost_ms;
+    const std::string short_work = check.work_done ? check.work_done->detail : "";
+    check = before;
+    check.cost_ms = focused_ms;
+    check.focus_note = "the target kernels alone did too little work (" + short_work +
+                       "): the call was profiled again, every kernel";
+  }
+  return profile_call(ctx, plan, listing).value_or(StageOutcome::kDone);
+}
+
+// The compile stage's cuobjdump listing of the artifact (kernel.sass) for the target
+// architecture; empty when it is missing or unreadable (the source page is imported then).
+SassListing artifact_listing(const EvalContext& ctx) {
+  const CompileArtifact& artifact = ctx.compile.artifact;
+  if (artifact.directory.empty() || artifact.sass_file.empty()) return {};
+  const std::string path = artifact.path_of(artifact.sass_file);
+  Result<std::string> text = read_file(path, 256u << 20);
+  if (!text.ok()) return {};
+  Result<SassListing> listing = parse_sass_listing(*text, artifact.arch, path);
+  return listing.ok() ? std::move(listing).value() : SassListing{};
 }
 
 }  // namespace
@@ -182,7 +254,10 @@ StageOutcome stage_profile(EvalContext& ctx) {
   }
   plan->source_counters = source_counters;
   plan->hint_metrics = ctx.options.profiler_hints;
-  const StageOutcome outcome = profile_call(ctx, *plan);
+  const SassListing listing =
+      source_counters && !ctx.options.ncu_source_page ? artifact_listing(ctx) : SassListing{};
+  plan->source_from_raw = !listing.empty();
+  const StageOutcome outcome = profile_focused_or_whole(ctx, *plan, listing);
   // A passed kernel whose work could not be counted (the profiled run failed, say because the
   // kernel behaves differently under a profiler) is marked: a static-absent kernel has no
   // "unknown" target verdict to show it otherwise.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -366,6 +367,10 @@ class EvaluatorTest : public ::testing::Test {
     launcher_.profiled = [this] {
       auto s = std::make_unique<FakeSession>();
       s->log_text = profile_log_;
+      if (!profile_logs_.empty()) {
+        s->log_text = profile_logs_.front();
+        profile_logs_.pop_front();
+      }
       s->exit = profiled_exit_;
       s->sets_log = &profiled_sets_;
       return s;
@@ -417,6 +422,7 @@ class EvaluatorTest : public ::testing::Test {
   std::uint64_t candidate_fresh_device_ns_ = 0;
   std::vector<std::uint64_t> candidate_sets_;  // the set of every candidate call, in order
   std::string profile_log_;                    // what the profiled runner's log holds
+  std::deque<std::string> profile_logs_;       // when set: one per profiled run, in order
   RunnerExit profiled_exit_{true, 0, 0, false};
   std::vector<std::uint64_t> profiled_sets_;  // the set of every profiled-runner call
 };
@@ -1423,6 +1429,141 @@ TEST_F(EvaluatorTest, WorkDoneJudgesTheProfiledCallsArithmetic) {
   EXPECT_NE(unmeasured.target_instructions.work_done_note.find("sm__ops_path_tensor"),
             std::string::npos)
       << unmeasured.target_instructions.work_done_note;
+}
+
+// A call of two kernels of which only one holds a target family (the backward's shape: a
+// helper beside the tensor-core kernel): the helper is timed but not replayed by ncu.
+class FocusedProfileTest : public EvaluatorTest {
+ protected:
+  void SetUp() override {
+    EvaluatorTest::SetUp();
+    compile_.sass.target_arch = "sm_90a";
+    compile_.sass.kernels = {SassKernel{"_Z4gemmv", "sm_90a", 100, {{"HGMMA", 4}}, {{"GMMA", 4}}},
+                             SassKernel{"_Z6helperv", "sm_90a", 10, {{"FFMA", 2}}, {}}};
+    candidate_script_ = [](int, CallReply reply) -> Result<CallReply> {
+      reply.kernel_count = 2;
+      reply.kernel_launches = {KernelLaunch{"_Z4gemmv", {132, 1, 1}, {384, 1, 1}, 1, 900'000},
+                               KernelLaunch{"_Z6helperv", {132, 1, 1}, {384, 1, 1}, 1, 100'000}};
+      return reply;
+    };
+  }
+  // The raw page of a whole-call profile: the target kernel's row, then the helper's.
+  static std::string with_helper_row(std::string log) {
+    std::string row = "\"1\",\"_Z6helperv\",\"(384, 1, 1)\",\"(132, 1, 1)\",\"100000\"";
+    for (std::size_t i = 0; i < split(work_metrics_option(), ',').size(); ++i) row += ",\"0\"";
+    log.insert(log.rfind("@@ptxb-ncu-end"), row + "\n");
+    return log;
+  }
+  std::string wrapper_text(std::size_t i) const {
+    std::string text;
+    for (const std::string& arg : launcher_.wrapped.at(i)) text += arg + " ";
+    return text;
+  }
+  static constexpr double kGemmMultiplyAdds = 8192.0 * 7168 * 5120;
+};
+
+TEST_F(FocusedProfileTest, OnlyTheTargetKernelIsProfiledAndHeldToItsOwnTime) {
+  profile_log_ =
+      profile_log_with_work(testdata("eval/ncu/wgmma_live.csv"), 945'000, kGemmMultiplyAdds);
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  EXPECT_EQ(r.target_instructions.verdict, kInstDynamicPresent);
+  ASSERT_TRUE(r.target_instructions.profiled_call.has_value());
+  const ProfiledCallRecord& call = *r.target_instructions.profiled_call;
+  EXPECT_EQ(call.scope, "target_kernels");
+  EXPECT_EQ(call.kernels, 1);
+  EXPECT_NEAR(call.timed_median_ms, 0.9, 1e-9);  // the target kernel's CUPTI time per call
+  EXPECT_NEAR(call.ratio, 1.05, 1e-9);
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  EXPECT_NE(wrapper_text(0).find("'regex:^(_Z4gemmv)$'"), std::string::npos) << wrapper_text(0);
+  EXPECT_NE(wrapper_text(0).find("'--launch-count' '1'"), std::string::npos);
+  EXPECT_TRUE(r.target_instructions.focus_note.empty());
+  // The profiler hints read every kernel: the call is profiled whole.
+  launcher_.wrapped.clear();
+  job_.request.options.profiler_hints = true;
+  profile_log_ = with_helper_row(profile_log_);
+  EvalResult hinted = run();
+  ASSERT_EQ(hinted.status, PtxbStatus::kPassed) << hinted.message;
+  EXPECT_EQ(hinted.target_instructions.profiled_call->scope, "call");
+  EXPECT_NE(wrapper_text(0).find("'--launch-count' '2'"), std::string::npos);
+  // --ncu-source-page, the method before the focused plan, profiles the call whole too.
+  launcher_.wrapped.clear();
+  job_.request.options.profiler_hints = false;
+  job_.request.options.ncu_source_page = true;
+  EvalResult legacy = run();
+  ASSERT_EQ(legacy.status, PtxbStatus::kPassed) << legacy.message;
+  EXPECT_EQ(legacy.target_instructions.profiled_call->scope, "call");
+  EXPECT_NE(wrapper_text(0).find("'--launch-count' '2'"), std::string::npos);
+}
+
+TEST_F(FocusedProfileTest, TooLittleWorkInTheTargetKernelsProfilesTheWholeCall) {
+  // The tensor-core kernel did a quarter of the GEMM; the helper the rest (a legitimate split
+  // that the focused profile cannot see): the whole call is profiled and passes.
+  const std::string quarter =
+      profile_log_with_work(testdata("eval/ncu/wgmma_live.csv"), 945'000, kGemmMultiplyAdds / 4);
+  std::string whole = with_helper_row(
+      profile_log_with_work(testdata("eval/ncu/wgmma_live.csv"), 900'000, kGemmMultiplyAdds));
+  profile_logs_ = {quarter, whole};
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  ASSERT_EQ(launcher_.wrapped.size(), 2u);
+  EXPECT_NE(wrapper_text(1).find("'--launch-count' '2'"), std::string::npos);
+  EXPECT_EQ(r.target_instructions.profiled_call->scope, "call");
+  EXPECT_NE(r.target_instructions.focus_note.find("150.3 GFLOP"), std::string::npos)
+      << r.target_instructions.focus_note;
+  ASSERT_TRUE(r.target_instructions.work_done.has_value());
+  EXPECT_NEAR(r.target_instructions.work_done->fraction, 1.0, 1e-9);
+  // Short in both: the whole call's verdict.
+  launcher_.wrapped.clear();
+  profile_logs_ = {quarter, with_helper_row(quarter)};
+  EvalResult skipped = run();
+  EXPECT_EQ(skipped.status, PtxbStatus::kRewardHack);
+  EXPECT_EQ(skipped.reason, "insufficient_work");
+  EXPECT_EQ(launcher_.wrapped.size(), 2u);
+}
+
+// With the compile stage's listing (kernel.sass) beside the artifact, the source counters come
+// per address on the raw page (analysis/ncu_pc_source.h): ncu imports one page, not two. The
+// golden pair is the probe of bench/ncu_passes.sh as the H200 profiled it.
+TEST_F(EvaluatorTest, SourceCountersComeFromTheRawPageWhenTheListingIsThere) {
+  ASSERT_TRUE(
+      write_file_atomic(artifact_dir_ + "/kernel.sass", testdata("eval/ncu/probe_h200.sass")).ok());
+  compile_.sass.kernels.clear();
+  for (const char* name : {"_Z4workILi1EEvPfi", "_Z4workILi2EEvPfi", "_Z4workILi3EEvPfi"})
+    compile_.sass.kernels.push_back(SassKernel{name, "sm_90a"});
+  candidate_device_ns_ = 6'600'000;
+  candidate_script_ = [](int, CallReply reply) -> Result<CallReply> {
+    reply.kernel_count = 3;
+    reply.kernel_launches.clear();
+    for (const char* name : {"_Z4workILi1EEvPfi", "_Z4workILi2EEvPfi", "_Z4workILi3EEvPfi"})
+      reply.kernel_launches.push_back(KernelLaunch{name, {65536, 1, 1}, {256, 1, 1}, 1, 2'200'000});
+    return reply;
+  };
+  profile_log_ =
+      "runner log line\n\n@@ptxb-ncu-profile-exit 0\n@@ptxb-ncu-source\n"
+      "@@ptxb-ncu-launches\n" +
+      testdata("eval/ncu/raw_h200_probe_instances.csv") + "@@ptxb-ncu-end\n";
+  EvalResult r = run();
+  ASSERT_EQ(r.status, PtxbStatus::kPassed) << r.message;
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  std::string wrapper;
+  for (const std::string& arg : launcher_.wrapped[0]) wrapper += arg + " ";
+  EXPECT_NE(wrapper.find("--print-metric-instances details"), std::string::npos);
+  EXPECT_EQ(wrapper.find("--page source"), std::string::npos);
+  ASSERT_TRUE(r.target_instructions.dynamic.has_value()) << r.target_instructions.reason;
+  EXPECT_EQ(r.target_instructions.verdict, kInstDynamicNotExecuted);  // FFMA only
+  ASSERT_TRUE(r.target_instructions.profiled_call.has_value());
+  EXPECT_TRUE(r.target_instructions.profiled_call->matches)
+      << r.target_instructions.profiled_call->mismatch;
+  // Without the listing the source page is imported, as before.
+  remove_tree(artifact_dir_ + "/kernel.sass");
+  launcher_.wrapped.clear();
+  run();
+  ASSERT_EQ(launcher_.wrapped.size(), 1u);
+  wrapper.clear();
+  for (const std::string& arg : launcher_.wrapped[0]) wrapper += arg + " ";
+  EXPECT_NE(wrapper.find("--page source"), std::string::npos);
+  EXPECT_EQ(wrapper.find("--print-metric-instances"), std::string::npos);
 }
 
 // Profiler hints (EvalOptions::profiler_hints): the one profiled call also collects the hints'

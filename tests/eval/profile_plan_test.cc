@@ -98,6 +98,62 @@ TEST(ProfilePlan, NcuOptionsSelectExactlyTheChosenCallsKernels) {
   EXPECT_EQ(std::find(unfiltered.begin(), unfiltered.end(), "--kernel-name"), unfiltered.end());
 }
 
+// Three samples as above, each launch with its CUPTI time: main 0.4 ms, reduce 0.1 ms.
+TimedKernels three_timed_samples() {
+  TimedKernels timed;
+  for (int i = 0; i < 3; ++i) {
+    KernelLaunch main = launch("_Z4mainv", 132, 2);
+    main.device_ns = 800'000;
+    KernelLaunch reduce = launch("_Z6reducev", 8);
+    reduce.device_ns = 100'000;
+    timed.add(reply_with({main, reduce}));
+  }
+  return timed;
+}
+
+TEST(ProfilePlan, ASubsetOfTheKernelsIsCountedPerCallWithItsTime) {
+  const TimedKernels timed = three_timed_samples();
+  EXPECT_NEAR(timed.mean_kernel_ms(), 0.9, 1e-12);
+  const TimedKernels main = timed.restricted_to({"_Z4mainv", "_Z7unusedv"});
+  EXPECT_EQ(main.kernels_per_call(), 2u);
+  ASSERT_EQ(main.launches.size(), 1u);
+  EXPECT_EQ(main.launches[0].count, 6u);
+  EXPECT_EQ(main.launches[0].device_ns, 2'400'000u);
+  EXPECT_NEAR(main.mean_kernel_ms(), 0.8, 1e-12);
+  EXPECT_FALSE(timed.restricted_to({"_Z7unusedv"}).kernels_per_call().has_value());
+  // A runner that recorded no kernel time gives no mean (the focused band needs one).
+  EXPECT_EQ(three_samples().mean_kernel_ms(), 0);
+}
+
+TEST(ProfilePlan, AFocusedPlanSkipsAndCountsOnlyTheTargetKernels) {
+  const TimedKernels timed = three_timed_samples();
+  auto plan = plan_profile(timed, 10, 5, 7);  // the 13th call: index 12
+  ASSERT_TRUE(plan.ok());
+  const std::optional<ProfilePlan> focused = focus_plan(*plan, timed, {"_Z4mainv", "_Z7unusedv"});
+  ASSERT_TRUE(focused.has_value());
+  EXPECT_EQ(focused->profiled_call(), 12);
+  EXPECT_EQ(focused->kernels_per_call, 2u);
+  EXPECT_EQ(focused->launch_skip, 24u);  // 12 calls x 2 main launches
+  EXPECT_EQ(focused->functions, std::vector<std::string>{"_Z4mainv"});
+  const std::vector<std::string> options = ncu_call_options(*focused, {"_Z4mainv", "_Z6reducev"});
+  EXPECT_NE(std::find(options.begin(), options.end(), "regex:^(_Z4mainv)$"), options.end());
+  EXPECT_EQ(profiled_call_record(*focused).scope, "target_kernels");
+  EXPECT_EQ(profiled_call_record(*plan).scope, "call");
+  // Nothing to gain or no fixed count: every kernel is a target, none is, or the times are
+  // missing.
+  EXPECT_FALSE(focus_plan(*plan, timed, {"_Z4mainv", "_Z6reducev"}).has_value());
+  EXPECT_FALSE(focus_plan(*plan, timed, {"_Z7unusedv"}).has_value());
+  EXPECT_FALSE(focus_plan(*plan, three_samples(), {"_Z4mainv"}).has_value());
+  // The target kernel launched twice in one call and once in another: no launch arithmetic.
+  TimedKernels varying = timed;
+  KernelLaunch once = launch("_Z4mainv", 132, 1);
+  once.device_ns = 400'000;
+  KernelLaunch reduce = launch("_Z6reducev", 8, 2);
+  reduce.device_ns = 200'000;
+  varying.add(reply_with({once, reduce}));
+  EXPECT_FALSE(focus_plan(*plan, varying, {"_Z4mainv"}).has_value());
+}
+
 TEST(ProfilePlan, WrapperProfilesTheRunnerThenPrintsBothPagesBetweenMarkers) {
   auto plan = plan_profile(three_samples(), 10, 5, 0);
   ASSERT_TRUE(plan.ok());
@@ -211,4 +267,32 @@ TEST_F(ProfileCheck, OtherKernelsCountsOrShapesAreAMismatch) {
 }
 
 }  // namespace
+TEST(ProfileCheckFocused, TheTargetKernelsAreHeldToTheirOwnTimedTime) {
+  const TimedKernels timed = three_timed_samples();
+  auto plan = plan_profile(timed, 10, 5, 3);
+  ASSERT_TRUE(plan.ok());
+  const std::optional<ProfilePlan> focused = focus_plan(*plan, timed, {"_Z4mainv"});
+  ASSERT_TRUE(focused.has_value());
+  const TimedKernels subset = timed.restricted_to(focused->functions);
+  // 2 x 0.42 ms against the main kernel's own 0.8 ms per call: 1.05, inside the band.
+  ProfiledCallRecord r = profiled_call_record(*focused);
+  compare_profiled_call(
+      {ncu_launch("_Z4mainv", 132, 420'000), ncu_launch("_Z4mainv", 132, 420'000)}, subset,
+      *focused, subset.mean_kernel_ms(), r);
+  EXPECT_TRUE(r.matches) << r.mismatch;
+  EXPECT_NEAR(r.ratio, 1.05, 1e-9);
+  // The target kernel run another way under the profiler (0.03x its timed time) is caught even
+  // though the call's other kernel would dominate a whole-call comparison.
+  r = profiled_call_record(*focused);
+  compare_profiled_call({ncu_launch("_Z4mainv", 132, 12'000), ncu_launch("_Z4mainv", 132, 12'000)},
+                        subset, *focused, subset.mean_kernel_ms(), r);
+  EXPECT_FALSE(r.matches);
+  EXPECT_NE(r.mismatch.find("mean of those kernels"), std::string::npos) << r.mismatch;
+  // The left-out kernel in the profiled launches is not a launch the focused plan asked for.
+  r = profiled_call_record(*focused);
+  compare_profiled_call({ncu_launch("_Z4mainv", 132, 420'000), ncu_launch("_Z6reducev", 8, 50'000)},
+                        subset, *focused, subset.mean_kernel_ms(), r);
+  EXPECT_FALSE(r.matches);
+}
+
 }  // namespace ptxb

@@ -194,6 +194,7 @@ TEST(Attribution, LaunchShapesOfTheCallsKernelsOnly) {
   EXPECT_EQ(reply.kernel_launches[0].name, "k");
   EXPECT_EQ(reply.kernel_launches[0].grid, a.grid);
   EXPECT_EQ(reply.kernel_launches[0].count, 2u);
+  EXPECT_EQ(reply.kernel_launches[0].device_ns, 190u);  // (200 - 100) + (300 - 210)
 }
 
 }  // namespace

@@ -298,6 +298,13 @@ TEST(Protocol, LaunchShapesRoundTripAndDefaultToZeros) {
   ASSERT_EQ(reply_back->kernel_launches.size(), 2u);
   EXPECT_TRUE(reply_back->kernel_launches[1].same_shape(reply.kernel_launches[1]));
   EXPECT_EQ(reply_back->kernel_launches[0].count, 2u);
+  EXPECT_EQ(reply_back->kernel_launches[0].device_ns, 2 * (kernel.end_ns - kernel.start_ns));
+  // A reply without the launches' time (an older runner) reads as 0, never as an error.
+  Json untimed = to_json(reply);
+  untimed["kernel_launches"][0].erase("device_ns");
+  auto untimed_back = call_reply_from_json(untimed);
+  ASSERT_TRUE(untimed_back.ok());
+  EXPECT_EQ(untimed_back->kernel_launches[0].device_ns, 0u);
   Json no_launches = to_json(reply);
   no_launches.erase("kernel_launches");
   auto bare = call_reply_from_json(no_launches);
