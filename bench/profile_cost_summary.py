@@ -66,9 +66,11 @@ def main():
                   f" {', '.join('%.1f' % r['eval_s'] for r in ok)} |")
     print()
     print("| entry | ncu stage, median s: raw page | source page | raw / source |"
-          " above the fixed cost (raw page) | verdicts identical |")
-    print("|---|---|---|---|---|---|")
+          " above the fixed cost: raw page | source page | verdicts identical |")
+    print("|---|---|---|---|---|---|---|")
+    # The fixed cost: the same stage on the near-empty TMA + wgmma call, each method its own.
     fixed = medians.get(("fixed_wgmma_1024", "raw_page"))
+    fixed_old = medians.get(("fixed_wgmma_1024", "source_page"))
     for name in names:
         new, old = medians.get((name, "raw_page")), medians.get((name, "source_page"))
         if new is None or old is None:
@@ -76,7 +78,9 @@ def main():
         same = ({(r["status"], r["verdict"]) for r in runs[(name, "raw_page")]} ==
                 {(r["status"], r["verdict"]) for r in runs[(name, "source_page")]})
         above = f"{new - fixed:+.2f}" if fixed is not None else "-"
-        print(f"| {name} | {new:.2f} | {old:.2f} | {new / old:.3f} | {above} | {'yes' if same else 'NO'} |")
+        above_old = f"{old - fixed_old:+.2f}" if fixed_old is not None else "-"
+        print(f"| {name} | {new:.2f} | {old:.2f} | {new / old:.3f} | {above} | {above_old} |"
+              f" {'yes' if same else 'NO'} |")
 
 
 if __name__ == "__main__":
