@@ -314,7 +314,8 @@ struct ProfiledCallRecord {
   int kernels = 0;               // kernels per call (the timed calls'; ncu --launch-count)
   // "call": every kernel of the call was profiled; "target_kernels": only the kernels whose
   // SASS holds a target family (supervisor/profile_plan.h focus_plan), and timed_median_ms is
-  // then those kernels' mean CUPTI time per timed call.
+  // then those kernels' mean CUPTI time per timed call; "target_kernels_in_call": the same
+  // kernels judged within their call (supervisor/profile_check.h compare_focused_call).
   std::string scope = "call";
   double gpu_time_ms = 0;              // sum of gpu__time_duration over the profiled kernels
   double timed_median_ms = 0;          // the candidate's timed median (scope "call")

@@ -64,6 +64,25 @@ ProfiledCallRecord profiled_call_record(const ProfilePlan& plan) {
   return record;
 }
 
+namespace {
+
+bool in_band(double ratio) {
+  return ratio >= kProfileBandLow && ratio <= kProfileBandHigh;
+}
+
+// Why the profiled launches are not one timed call's ("" when they are): their count, then
+// their names and shapes.
+std::string launch_mismatch(const std::vector<NcuLaunch>& profiled, const TimedKernels& timed,
+                            const ProfilePlan& plan, bool compare_shapes) {
+  if (profiled.size() != plan.kernels_per_call)
+    return fmt::format(
+        "ncu profiled {} kernel launches in the chosen call, each timed call launched {}",
+        profiled.size(), plan.kernels_per_call);
+  return compare_shapes ? shape_mismatch(profiled_shapes(profiled), timed) : "";
+}
+
+}  // namespace
+
 void compare_profiled_call(const std::vector<NcuLaunch>& profiled, const TimedKernels& timed,
                            const ProfilePlan& plan, double timed_median_ms,
                            ProfiledCallRecord& record, bool compare_shapes) {
@@ -75,16 +94,9 @@ void compare_profiled_call(const std::vector<NcuLaunch>& profiled, const TimedKe
   record.band_low = kProfileBandLow;
   record.band_high = kProfileBandHigh;
   record.matches = false;
-  if (profiled.size() != plan.kernels_per_call) {
-    record.mismatch = fmt::format(
-        "ncu profiled {} kernel launches in the chosen call, each timed "
-        "call launched {}",
-        profiled.size(), plan.kernels_per_call);
-    return;
-  }
-  if (compare_shapes) record.mismatch = shape_mismatch(profiled_shapes(profiled), timed);
+  record.mismatch = launch_mismatch(profiled, timed, plan, compare_shapes);
   if (!record.mismatch.empty()) return;
-  if (record.ratio < kProfileBandLow || record.ratio > kProfileBandHigh) {
+  if (!in_band(record.ratio)) {
     record.mismatch = fmt::format(
         "the profiled {}'s GPU time {:.4f} ms is {:.3f}x the timed {} {:.4f} ms, outside "
         "[{}, {}]: the profiled code is not the timed code",
@@ -93,6 +105,30 @@ void compare_profiled_call(const std::vector<NcuLaunch>& profiled, const TimedKe
         kProfileBandLow, kProfileBandHigh);
     return;
   }
+  record.matches = true;
+}
+
+void compare_focused_call(const std::vector<NcuLaunch>& profiled, const TimedKernels& timed,
+                          const ProfilePlan& plan, double call_median_ms,
+                          ProfiledCallRecord& record) {
+  const TimedKernels subset = timed.restricted_to(plan.functions);
+  compare_profiled_call(profiled, subset, plan, subset.mean_kernel_ms(), record);
+  if (record.matches || !launch_mismatch(profiled, subset, plan, true).empty()) return;
+  const double others_ms = std::max(0.0, timed.mean_kernel_ms() - subset.mean_kernel_ms());
+  const double call_ratio =
+      call_median_ms > 0 ? (record.gpu_time_ms + others_ms) / call_median_ms : 0;
+  if (!in_band(call_ratio)) {
+    record.mismatch += fmt::format(
+        "; with the call's other kernels at their timed {:.4f} ms the call reads {:.3f}x its "
+        "timed median, outside too",
+        others_ms, call_ratio);
+    return;
+  }
+  record.scope = "target_kernels_in_call";
+  record.gpu_time_ms += others_ms;
+  record.timed_median_ms = call_median_ms;
+  record.ratio = call_ratio;
+  record.mismatch.clear();
   record.matches = true;
 }
 

@@ -106,17 +106,13 @@ std::optional<Finding> judge_pages(EvalContext& ctx, const ProfilePlan& plan,
   // not the batch bound that may have replaced it (which also holds the gaps between kernels);
   // a focused plan's kernels against those kernels' own CUPTI time.
   const WorkloadEval& w = ctx.workload;
-  const TimedKernels& all = ctx.candidate_timing.kernels;
-  if (plan.functions.empty()) {
-    const double timed_median_ms = w.integrity.batch_bound
-                                       ? w.integrity.batch_bound->cupti_median_ms
-                                       : w.candidate_timing->median_ms;
-    compare_profiled_call(*launches, all, plan, timed_median_ms, record,
+  const double timed_median_ms = w.integrity.batch_bound ? w.integrity.batch_bound->cupti_median_ms
+                                                         : w.candidate_timing->median_ms;
+  if (plan.functions.empty())
+    compare_profiled_call(*launches, ctx.candidate_timing.kernels, plan, timed_median_ms, record,
                           /*compare_shapes=*/!ctx.library_as_candidate);
-  } else {
-    const TimedKernels focused = all.restricted_to(plan.functions);
-    compare_profiled_call(*launches, focused, plan, focused.mean_kernel_ms(), record);
-  }
+  else
+    compare_focused_call(*launches, ctx.candidate_timing.kernels, plan, timed_median_ms, record);
   if (plan.source_counters) check.dynamic = decide_dynamic(*kernels, ctx.compile.artifact.arch);
   if (!record.matches) {
     // What ran under the profiler is not what was timed: its instructions prove nothing.
