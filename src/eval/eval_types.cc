@@ -493,6 +493,7 @@ Json TargetInstructionCheck::to_json() const {
   if (work_done) j["work_done"] = work_done->to_json();
   if (!work_done_note.empty()) j["work_done_note"] = work_done_note;
   if (!focus_note.empty()) j["focus_note"] = focus_note;
+  if (!counts_from.empty()) j["counts_from"] = counts_from;
   if (!hint_metrics.empty()) {
     Json launches = Json::array();
     for (const NcuLaunchMetrics& m : hint_metrics)
@@ -574,6 +575,7 @@ Result<TargetInstructionCheck> TargetInstructionCheck::from_json(const Json& j) 
   r.optional("phases_ms", t.phases_ms).optional("work_done", t.work_done);
   r.optional("work_done_note", t.work_done_note);
   r.optional("focus_note", t.focus_note);
+  r.optional("counts_from", t.counts_from);
   PTXB_RETURN_IF_ERROR(r.status());
   if (j.contains("hint_metrics")) {
     if (!j["hint_metrics"].is_array())

@@ -341,6 +341,9 @@ struct TargetInstructionCheck {
   // why in work_done_note.
   std::optional<WorkDoneRecord> work_done;
   std::string work_done_note;
+  // Where the per-instruction counts came from: "raw_page" (per-address counters mapped onto
+  // the cubin's listing) or "source_page (why)"; empty without source counters.
+  std::string counts_from;
   // Set when only the target kernels were profiled first and their work fell short, so the call
   // was profiled again whole (supervisor/stage_profile.cc); cost_ms holds both runs.
   std::string focus_note;

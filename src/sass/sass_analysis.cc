@@ -1,8 +1,7 @@
 #include "sass/sass_analysis.h"
 
-#include <algorithm>
-
 #include "core/strings.h"
+#include "sass/sass_listing.h"
 
 namespace ptxb {
 
@@ -31,31 +30,20 @@ const SassKernel* SassSummary::find(std::string_view name) const {
 
 namespace {
 
-// An instruction line looks like
-//   /*01c0*/   @!P0 UTMALDG.2D [UR8], [UR4] ;   /* 0x00000008040075b4 */
-// The second half of each 128-bit instruction is a line holding only the encoding comment.
+// The base opcode of a cuobjdump instruction line (sass/sass_listing.h reads the line): the
+// mnemonic after an optional guard predicate (@P0, @!UP1, @PT), before its first '.'.
 std::optional<std::string> base_opcode_of_line(std::string_view line) {
-  const auto open = line.find("/*");
-  if (open == std::string_view::npos) return std::nullopt;
-  const auto close = line.find("*/", open + 2);
-  if (close == std::string_view::npos) return std::nullopt;
-  const std::string_view address = line.substr(open + 2, close - open - 2);
-  if (address.empty() || !std::all_of(address.begin(), address.end(), [](char c) {
-        return std::isxdigit(static_cast<unsigned char>(c));
-      }))
-    return std::nullopt;
-  std::string rest = trim(line.substr(close + 2));
-  if (rest.empty() || starts_with(rest, "/*")) return std::nullopt;
-  std::size_t position = 0;
-  if (rest[0] == '@') {  // guard predicate: @P0, @!UP1, @PT
-    position = rest.find(' ');
-    if (position == std::string::npos) return std::nullopt;
-    while (position < rest.size() && rest[position] == ' ') ++position;
+  const std::optional<SassInstruction> instruction = sass_instruction_of_line(line);
+  if (!instruction) return std::nullopt;
+  std::string_view text = instruction->text;
+  if (text.front() == '@') {  // skip the guard and the blanks after it
+    const std::size_t start = text.find_first_not_of(' ', text.find(' '));
+    if (start == std::string_view::npos) return std::nullopt;
+    text = text.substr(start);
   }
-  std::size_t end = position;
-  while (end < rest.size() && rest[end] != ' ' && rest[end] != ';' && rest[end] != '.') ++end;
-  if (end == position) return std::nullopt;
-  return rest.substr(position, end - position);
+  const std::string_view opcode = text.substr(0, text.find_first_of(" ;."));
+  if (opcode.empty()) return std::nullopt;
+  return std::string(opcode);
 }
 
 }  // namespace

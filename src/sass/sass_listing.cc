@@ -8,11 +8,8 @@
 #include "core/strings.h"
 
 namespace ptxb {
-namespace {
 
-// "        /*0070*/   @P0 EXIT ;   /* 0x000000000000094d */" -> {0x70, "@P0 EXIT"}; nullopt for
-// any other line (headers, the second half of an encoding, blank lines).
-std::optional<SassInstruction> instruction_of_line(std::string_view line) {
+std::optional<SassInstruction> sass_instruction_of_line(std::string_view line) {
   const std::string trimmed = trim(line);
   if (!starts_with(trimmed, "/*")) return std::nullopt;
   const std::size_t close = trimmed.find("*/");
@@ -32,8 +29,6 @@ std::optional<SassInstruction> instruction_of_line(std::string_view line) {
   if (instruction.text.empty()) return std::nullopt;
   return instruction;
 }
-
-}  // namespace
 
 Result<SassListing> parse_sass_listing(std::string_view raw_text, std::string_view arch,
                                        const std::string& origin) {
@@ -62,7 +57,7 @@ Result<SassListing> parse_sass_listing(std::string_view raw_text, std::string_vi
       continue;
     }
     if (current == nullptr) continue;
-    std::optional<SassInstruction> instruction = instruction_of_line(line);
+    std::optional<SassInstruction> instruction = sass_instruction_of_line(line);
     if (!instruction) continue;
     if (!current->empty() && instruction->offset <= current->back().offset)
       return make_error("parse", "{}:{}: offset {:#x} does not follow {:#x}", origin, line_number,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,11 @@ struct SassInstruction {
   std::uint64_t offset = 0;  // bytes from the function's entry (the /*0a10*/ comment)
   std::string text;          // "@!P0 UTMALDG.2D [UR8], [UR4]": guard and operands, no ';'
 };
+
+// One line of cuobjdump -sass as an instruction:
+//   "        /*0070*/   @P0 EXIT ;   /* 0x000000000000094d */" -> {0x70, "@P0 EXIT"};
+// nullopt for any other line (headers, the encoding-only second half of an instruction).
+std::optional<SassInstruction> sass_instruction_of_line(std::string_view line);
 
 // Function (mangled, as after "Function :") -> its instructions in offset order.
 using SassListing = std::map<std::string, std::vector<SassInstruction>>;

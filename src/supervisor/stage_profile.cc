@@ -138,7 +138,6 @@ std::optional<StageOutcome> profile_call(EvalContext& ctx, const ProfilePlan& pl
   const auto start = EvalClock::now();
   ProfiledRun run = run_profiled_calls(ctx, plan);
   check.cost_ms += ms_since(start);
-  ctx.stage_done("ncu", start);
   check.phases_ms = run.phases_ms;
   if (run.sandbox) {
     // The sandbox's verdict replaces the pass: a candidate that makes a forbidden call only
@@ -208,15 +207,14 @@ StageOutcome profile_focused_or_whole(EvalContext& ctx, const ProfilePlan& plan,
 }
 
 // The compile stage's cuobjdump listing of the artifact (kernel.sass) for the target
-// architecture; empty when it is missing or unreadable (the source page is imported then).
-SassListing artifact_listing(const EvalContext& ctx) {
+// architecture, which the per-address counters are mapped onto.
+Result<SassListing> artifact_listing(const EvalContext& ctx) {
   const CompileArtifact& artifact = ctx.compile.artifact;
-  if (artifact.directory.empty() || artifact.sass_file.empty()) return {};
+  if (artifact.directory.empty() || artifact.sass_file.empty())
+    return make_error("profile", "the artifact has no SASS listing");
   const std::string path = artifact.path_of(artifact.sass_file);
-  Result<std::string> text = read_file(path, 256u << 20);
-  if (!text.ok()) return {};
-  Result<SassListing> listing = parse_sass_listing(*text, artifact.arch, path);
-  return listing.ok() ? std::move(listing).value() : SassListing{};
+  PTXB_ASSIGN_OR_RETURN(std::string text, read_file(path, 256u << 20));
+  return parse_sass_listing(text, artifact.arch, path);
 }
 
 }  // namespace
@@ -250,10 +248,20 @@ StageOutcome stage_profile(EvalContext& ctx) {
   }
   plan->source_counters = source_counters;
   plan->hint_metrics = ctx.options.profiler_hints;
-  const SassListing listing =
-      source_counters && !ctx.options.ncu_source_page ? artifact_listing(ctx) : SassListing{};
+  // Which page the per-instruction counts come from, and why, in the result (never silent).
+  SassListing listing;
+  if (source_counters && ctx.options.ncu_source_page) {
+    check.counts_from = "source_page (--ncu-source-page)";
+  } else if (source_counters) {
+    Result<SassListing> read = artifact_listing(ctx);
+    if (read.ok()) listing = std::move(read).value();
+    check.counts_from =
+        read.ok() ? "raw_page" : "source_page (no listing: " + read.error().message + ")";
+  }
   plan->source_from_raw = !listing.empty();
+  const auto start = EvalClock::now();
   const StageOutcome outcome = profile_focused_or_whole(ctx, *plan, listing);
+  ctx.stage_done("ncu", start);  // both runs when a focused one fell short
   // A passed kernel whose work could not be counted (the profiled run failed, say because the
   // kernel behaves differently under a profiler) is marked: a static-absent kernel has no
   // "unknown" target verdict to show it otherwise.

@@ -1552,13 +1552,17 @@ TEST_F(EvaluatorTest, SourceCountersComeFromTheRawPageWhenTheListingIsThere) {
   EXPECT_EQ(wrapper.find("--page source"), std::string::npos);
   ASSERT_TRUE(r.target_instructions.dynamic.has_value()) << r.target_instructions.reason;
   EXPECT_EQ(r.target_instructions.verdict, kInstDynamicNotExecuted);  // FFMA only
+  EXPECT_EQ(r.target_instructions.counts_from, "raw_page");
   ASSERT_TRUE(r.target_instructions.profiled_call.has_value());
   EXPECT_TRUE(r.target_instructions.profiled_call->matches)
       << r.target_instructions.profiled_call->mismatch;
   // Without the listing the source page is imported, as before.
   remove_tree(artifact_dir_ + "/kernel.sass");
   launcher_.wrapped.clear();
-  run();
+  EvalResult without = run();
+  EXPECT_NE(without.target_instructions.counts_from.find("source_page (no listing: "),
+            std::string::npos)
+      << without.target_instructions.counts_from;
   ASSERT_EQ(launcher_.wrapped.size(), 1u);
   wrapper.clear();
   for (const std::string& arg : launcher_.wrapped[0]) wrapper += arg + " ";
