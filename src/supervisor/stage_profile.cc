@@ -5,6 +5,7 @@
 // calls' (supervisor/profile_check.h), else REWARD_HACK profile_mismatch. Runs only after
 // PASSED; ncu's own failures make the verdict "unknown", never the evaluation's status, except a
 // sandbox stop.
+#include <algorithm>
 #include <filesystem>
 
 #include "analysis/ncu_hints.h"
@@ -164,14 +165,20 @@ std::optional<StageOutcome> profile_call(EvalContext& ctx, const ProfilePlan& pl
   return replace_verdict(ctx, *finding);
 }
 
-// The cubin functions whose SASS holds a family that qualifies for the target architecture.
-// Empty when a function calls another (a CALL instruction): the callee's instructions would
-// run inside a kernel that does not hold them.
+// Whether a function of the cubin calls another (a CALL instruction): the callee's instructions
+// then run inside a kernel that does not hold them, at addresses outside its own.
+bool has_calls(const SassSummary& sass) {
+  return std::any_of(sass.kernels.begin(), sass.kernels.end(),
+                     [](const SassKernel& k) { return k.opcode_histogram.count("CALL") > 0; });
+}
+
+// The cubin functions whose SASS holds a family that qualifies for the target architecture;
+// empty with calls (has_calls).
 std::vector<std::string> target_functions(const SassSummary& sass) {
+  if (has_calls(sass)) return {};
   const std::vector<std::string> qualifying = qualifying_families(sass.target_arch);
   std::vector<std::string> names;
   for (const SassKernel& kernel : sass.kernels) {
-    if (kernel.opcode_histogram.count("CALL") > 0) return {};
     for (const std::string& family : qualifying)
       if (kernel.family_counts.count(family) > 0) {
         names.push_back(kernel.name);
@@ -212,6 +219,8 @@ Result<SassListing> artifact_listing(const EvalContext& ctx) {
   const CompileArtifact& artifact = ctx.compile.artifact;
   if (artifact.directory.empty() || artifact.sass_file.empty())
     return make_error("profile", "the artifact has no SASS listing");
+  if (has_calls(ctx.compile.sass))
+    return make_error("profile", "a function calls another (CALL): callees run at other addresses");
   const std::string path = artifact.path_of(artifact.sass_file);
   PTXB_ASSIGN_OR_RETURN(std::string text, read_file(path, 256u << 20));
   return parse_sass_listing(text, artifact.arch, path);

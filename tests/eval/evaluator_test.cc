@@ -1568,6 +1568,14 @@ TEST_F(EvaluatorTest, SourceCountersComeFromTheRawPageWhenTheListingIsThere) {
   for (const std::string& arg : launcher_.wrapped[0]) wrapper += arg + " ";
   EXPECT_NE(wrapper.find("--page source"), std::string::npos);
   EXPECT_EQ(wrapper.find("--print-metric-instances"), std::string::npos);
+  // A function that calls another: callees run at addresses outside the kernel's own, so the
+  // source page gives the counts.
+  ASSERT_TRUE(
+      write_file_atomic(artifact_dir_ + "/kernel.sass", testdata("eval/ncu/probe_h200.sass")).ok());
+  compile_.sass.kernels[0].opcode_histogram["CALL"] = 1;
+  EvalResult calls = run();
+  EXPECT_NE(calls.target_instructions.counts_from.find("CALL"), std::string::npos)
+      << calls.target_instructions.counts_from;
 }
 
 // Profiler hints (EvalOptions::profiler_hints): the one profiled call also collects the hints'
